@@ -1,0 +1,64 @@
+"""zoo: a plugin-based model zoo for representation-learning research.
+
+    >>> import zoo
+    >>> zoo.list_models("derf*")          # doctest: +SKIP
+    >>> model = zoo.create("derf_vit")    # doctest: +SKIP
+
+Attributes are loaded lazily, so ``import zoo`` costs milliseconds and imports no torch; only
+``create``/``evaluate`` and friends import torch, when they run.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    # registry (no torch)
+    "list_models": "zoo.registry", "info": "zoo.registry", "plugins": "zoo.registry",
+    "parse_model_name": "zoo.registry",
+    # specs and hooks (no torch)
+    "Paper": "zoo.specs", "ModelSpec": "zoo.specs", "WeightsSpec": "zoo.specs", "TaskSpec": "zoo.specs",
+    "ClaimSpec": "zoo.specs", "PluginStatus": "zoo.specs", "hookimpl": "zoo.hookspecs",
+    # errors
+    "ZooError": "zoo.errors", "ModelNotFound": "zoo.errors", "PluginNotInstalled": "zoo.errors",
+    "PluginBroken": "zoo.errors", "PluginCollision": "zoo.errors", "WeightsNotFound": "zoo.errors",
+    "WeightsCorrupt": "zoo.errors", "UnsafeConfig": "zoo.errors", "TaskNotFound": "zoo.errors",
+    "WeightsMismatch": "zoo.weights",
+    # model creation and the Hub (torch, when called)
+    "create": "zoo.factory", "save_pretrained": "zoo.factory", "push_to_hub": "zoo.factory",
+    "Provenance": "zoo.factory", "evaluate": "zoo.evaluation",
+    "Result": "zoo.tasks.base", "ClaimResult": "zoo.tasks.base",
+}
+_RENAMED = {"reload_plugins": ("zoo.registry", "reload")}
+
+__all__ = sorted([*_LAZY, *_RENAMED, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name in _RENAMED:
+        module, attr = _RENAMED[name]
+        value = getattr(importlib.import_module(module), attr)
+    else:
+        raise AttributeError(f"module 'zoo' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # static imports for IDEs and type checkers
+    from .errors import (ModelNotFound, PluginBroken, PluginCollision, PluginNotInstalled, TaskNotFound,  # noqa: F401
+                         UnsafeConfig, WeightsCorrupt, WeightsNotFound, ZooError)
+    from .evaluation import evaluate  # noqa: F401
+    from .factory import Provenance, create, push_to_hub, save_pretrained  # noqa: F401
+    from .hookspecs import hookimpl  # noqa: F401
+    from .registry import info, list_models, parse_model_name, plugins  # noqa: F401
+    from .specs import ClaimSpec, ModelSpec, Paper, PluginStatus, TaskSpec, WeightsSpec  # noqa: F401
+    from .tasks.base import ClaimResult, Result  # noqa: F401
+    from .weights import WeightsMismatch  # noqa: F401

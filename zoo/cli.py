@@ -1,0 +1,340 @@
+"""The ``zoo`` command: a thin layer over the library API.
+
+``zoo list``, ``zoo info`` and ``zoo plugins`` never import torch; every other command imports it
+only when it runs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import registry
+from .errors import ZooError
+
+log = logging.getLogger("zoo")
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, sort_keys=False, default=str))
+
+
+def _kv(pairs: list[str]) -> dict[str, Any]:
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--set expects KEY=VALUE, got {pair!r}")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def cmd_list(a: argparse.Namespace) -> int:
+    names = registry.list_models(a.pattern, pretrained=a.pretrained, task=a.task, plugin=a.plugin)
+    if a.json:
+        cat = registry.catalog()
+        rows = []
+        for n in names:
+            spec, pid = cat.models[n.split(".")[0]]
+            rows.append({"name": n, "plugin": pid, "task": spec.task, "tags": list(spec.weights)})
+        _print_json(rows)
+    else:
+        print("\n".join(names))
+    return 0
+
+
+def cmd_info(a: argparse.Namespace) -> int:
+    data = registry.info(a.name)
+    if a.json:
+        _print_json(data)
+        return 0
+    print(f"{data['name']}  (plugin {data['plugin']}, {data['distribution']} {data['version']})")
+    if data["paper"]:
+        p = data["paper"]
+        print(f"paper:    {p['title']}" + (f" ({p['year']})" if p["year"] else "") + (f" arXiv:{p['arxiv']}" if p["arxiv"] else ""))
+    print(f"task:     {data['task']}")
+    print(f"builder:  {data['builder']}  defaults {data['defaults']}")
+    print(f"license:  {data['license']}")
+    if data["description"]:
+        print(f"about:    {data['description']}")
+    for tag, w in data["weights"].items():
+        pin = f"pinned {w['revision'][:12]}" if w["pinned"] else f"unpinned ({w['revision']})"
+        print(f"weights:  {data['name']}.{tag}  {w['repo']}  {pin}  source={w['source']}  recipe={w['recipe']}")
+    return 0
+
+
+def cmd_plugins(a: argparse.Namespace) -> int:
+    statuses = registry.plugins()
+    if a.json:
+        _print_json([s.__dict__ for s in statuses])
+        return 0
+    for s in statuses:
+        line = f"{s.id:<24} {s.dist or '-':<28} {s.version or '-':<10} {s.state:<9}"
+        detail = s.error if s.error else ", ".join(s.models + s.tasks)
+        print(f"{line} {detail}")
+    return 0
+
+
+def _summary(model) -> dict[str, Any]:
+    prov = model.zoo
+    return {"id": prov.id, "parameters": sum(p.numel() for p in model.parameters()), "plugin": prov.plugin,
+            "version": prov.plugin_version, "config": dict(prov.model_args), "pretrained": prov.pretrained,
+            "repo": prov.repo, "commit": prov.commit, "sha256": prov.sha256, "source": prov.source}
+
+
+def cmd_create(a: argparse.Namespace) -> int:
+    from .factory import create
+
+    model = create(a.name, pretrained=a.pretrained, **_kv(a.set))
+    _print_json(_summary(model))
+    return 0
+
+
+def cmd_eval(a: argparse.Namespace) -> int:
+    from .evaluation import evaluate
+
+    kwargs = _kv(a.set)
+    if a.out:
+        kwargs["out_dir"] = a.out
+    result = evaluate(a.name, task=a.task, steps=a.steps, budget_s=a.budget, seed=a.seed,
+                      pretrained=a.pretrained, **kwargs)
+    if a.json:
+        _print_json(result.to_dict())
+    else:
+        print(f"task {result.task}: {result.n} evaluation examples, {result.seconds:.1f} s")
+        print(result.table(a.name))
+        for name, path in result.artifacts.items():
+            print(f"{name}: {path}")
+    return 0
+
+
+def _registry_file(path: str | None) -> Path | None:
+    p = Path(path or "registry.yaml")
+    return p if p.exists() else None
+
+
+def cmd_reproduce(a: argparse.Namespace) -> int:
+    from . import registry_file
+    from .factory import resolve_target
+
+    spec = registry.claim(a.id)
+    result = resolve_target(spec.reproduce)(quick=a.quick)
+    print(result.render())
+    target = _registry_file(a.registry)
+    if a.quick or a.no_record:
+        print("\n(not recorded: --quick or --no-record)")
+    elif target is None:
+        print("\n(not recorded: no registry.yaml here; run from the repository root or pass --registry)")
+    else:
+        record = {k: v for k, v in result.to_dict().items() if k != "plugin"}
+        registry_file.record(target, a.id, "reproduction", record)
+        print(f"\nrecorded in {target}")
+    return 0
+
+
+def cmd_train(a: argparse.Namespace) -> int:
+    import datetime
+
+    from . import registry_file
+    from .factory import push_to_hub, resolve_target, save_pretrained
+
+    spec, plugin_id, tag = registry.lookup(a.name)
+    if tag is None:
+        raise ZooError(f"name a pretrained tag to train: `zoo train {spec.name}.TAG` (tags: {', '.join(spec.weights) or 'none'})")
+    w = spec.weights[tag]
+    if w.recipe is None:
+        raise ZooError(f"{a.name} has no recipe: its weights come from {w.source}")
+    model, metrics = resolve_target(w.recipe)(seed=a.seed)
+    model.zoo = model.zoo.__class__(**{**model.zoo.__dict__, "tag": tag})
+    print(json.dumps({"model": a.name, "metrics": metrics}, indent=2))
+    entry: dict[str, Any] = {"metrics": metrics, "recipe": w.recipe, "seed": a.seed,
+                             "date": datetime.date.today().isoformat()}
+    if a.out:
+        folder = save_pretrained(model, a.out, metrics=metrics, overwrite_card=True)
+        print(f"saved to {folder}")
+    if a.push:
+        repo = w.repo if a.push is True else a.push
+        commit = push_to_hub(model, repo, metrics=metrics, overwrite_card=True)
+        entry.update(repo=repo, commit=commit)
+        print(f"pushed to {repo}@{commit} ({os.environ.get('HF_ENDPOINT', 'https://huggingface.co')})")
+    target = _registry_file(a.registry)
+    if target is not None and not a.no_record:
+        registry_file.record(target, plugin_id, "pretrained", {f"{spec.name}.{tag}": entry})
+    return 0
+
+
+def cmd_push(a: argparse.Namespace) -> int:
+    from .factory import create, push_to_hub
+
+    model = create(a.name, pretrained=not a.random_init)
+    commit = push_to_hub(model, a.repo, revision=a.revision, create_pr=a.create_pr, private=a.private,
+                         overwrite_card=a.overwrite_card)
+    print(commit)
+    return 0
+
+
+def cmd_convert(a: argparse.Namespace) -> int:
+    from .factory import resolve_target, save_pretrained
+
+    spec, _, tag = registry.lookup(a.name)
+    w = spec.weights.get(tag) if tag else None
+    if w is None or w.converter is None:
+        raise ZooError(f"{a.name} has no converter; name a tag whose weights come from an official release")
+    model = resolve_target(w.converter)(a.source)
+    folder = save_pretrained(model, a.to, overwrite_card=True)
+    print(f"converted {a.source} -> {folder}")
+    return 0
+
+
+def cmd_hub_serve(a: argparse.Namespace) -> int:
+    from .hubserver import LocalHub
+
+    tokens = [a.token] if a.token else None
+    hub = LocalHub(root=a.root, host=a.host, port=a.port, tokens=tokens)
+    hub.start()
+    print(f"zoo hub serving {Path(a.root).resolve()} on {hub.url}  (export HF_ENDPOINT={hub.url})", flush=True)
+    try:
+        import time
+
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        hub.stop()
+    return 0
+
+
+def cmd_registry(a: argparse.Namespace) -> int:
+    from . import registry_file
+
+    if a.action == "build":
+        data = registry_file.build(a.path, catalog_md=a.catalog)
+        registry_file.write(a.path, data)
+        counts: dict[str, int] = {}
+        for p in data["papers"]:
+            counts[p["status"]] = counts.get(p["status"], 0) + 1
+        print(f"wrote {a.path}: {len(data['papers'])} papers; " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        return 0
+    diff = registry_file.check(a.path)
+    if diff:
+        print("\n".join(diff))
+        print(f"\n{a.path} is stale: run `zoo registry build`", file=sys.stderr)
+        return 1
+    print(f"{a.path} is up to date")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="zoo", description="A plugin-based model zoo for representation learning.")
+    p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("list", help="list models (no torch import)")
+    s.add_argument("pattern", nargs="?", help="fnmatch pattern, e.g. 'mrl*'")
+    s.add_argument("--pretrained", action="store_true", help="list arch.tag names that have weights")
+    s.add_argument("--task")
+    s.add_argument("--plugin")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_list)
+
+    s = sub.add_parser("info", help="what zoo knows about a model (no torch import)")
+    s.add_argument("name")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_info)
+
+    s = sub.add_parser("plugins", help="installed plugins, their state and errors (no torch import)")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_plugins)
+
+    s = sub.add_parser("create", help="build a model and print its summary and provenance")
+    s.add_argument("name")
+    s.add_argument("--pretrained", action="store_true")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="builder argument (JSON value)")
+    s.set_defaults(fn=cmd_create)
+
+    s = sub.add_parser("eval", help="evaluate a model on its task, next to the task's baselines")
+    s.add_argument("name")
+    s.add_argument("--task")
+    s.add_argument("--steps", type=int)
+    s.add_argument("--budget", type=float, help="seconds of training per model")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--pretrained", action="store_true", default=None)
+    s.add_argument("--out", help="folder for figures the task writes (PNG)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="task argument (JSON value)")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_eval)
+
+    s = sub.add_parser("reproduce", help="measure a plugin's paper claim and record the outcome")
+    s.add_argument("id")
+    s.add_argument("--quick", action="store_true", help="a few seconds, for smoke tests (not recorded)")
+    s.add_argument("--no-record", action="store_true")
+    s.add_argument("--registry", help="registry.yaml to record in (default ./registry.yaml)")
+    s.set_defaults(fn=cmd_reproduce)
+
+    s = sub.add_parser("train", help="train a pretrained tag with its recipe")
+    s.add_argument("name", help="NAME.TAG")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--out", help="save the weights to this folder")
+    s.add_argument("--push", nargs="?", const=True, default=False, help="push to the tag's repo (or REPO)")
+    s.add_argument("--no-record", action="store_true")
+    s.add_argument("--registry")
+    s.set_defaults(fn=cmd_train)
+
+    s = sub.add_parser("push", help="push a model's weights to a Hub repo")
+    s.add_argument("name", help="arch.tag, hf-hub:..., local-dir:...")
+    s.add_argument("repo")
+    s.add_argument("--revision")
+    s.add_argument("--create-pr", action="store_true")
+    s.add_argument("--private", action="store_true")
+    s.add_argument("--overwrite-card", action="store_true")
+    s.add_argument("--random-init", action="store_true", help="push a freshly initialised model")
+    s.set_defaults(fn=cmd_push)
+
+    s = sub.add_parser("convert", help="convert an official checkpoint to the zoo format once")
+    s.add_argument("name", help="NAME.TAG whose weights come from an official release")
+    s.add_argument("source", help="the original checkpoint file")
+    s.add_argument("--to", required=True)
+    s.set_defaults(fn=cmd_convert)
+
+    s = sub.add_parser("hub", help="the local Hugging Face-compatible hub")
+    hs = s.add_subparsers(dest="hub_command", required=True)
+    h = hs.add_parser("serve", help="serve a hub persisted in --root")
+    h.add_argument("--root", required=True)
+    h.add_argument("--host", default="127.0.0.1")
+    h.add_argument("--port", type=int, default=8089)
+    h.add_argument("--token", help="write token (default: ZOO_HUB_TOKENS)")
+    h.set_defaults(fn=cmd_hub_serve)
+
+    s = sub.add_parser("registry", help="build or check registry.yaml")
+    s.add_argument("action", choices=["build", "check"])
+    s.add_argument("--path", default="registry.yaml")
+    s.add_argument("--catalog", help="import paper fields from CATALOG.md (build only)")
+    s.set_defaults(fn=cmd_registry)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.fn(args)
+    except ZooError as exc:
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    except TypeError as exc:  # bad builder arguments name the valid ones
+        if "unknown argument" in str(exc):
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

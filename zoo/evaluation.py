@@ -1,0 +1,38 @@
+"""``zoo.evaluate``: run a model (or a name) on its standard task."""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from . import registry
+from .errors import TaskNotFound
+
+log = logging.getLogger(__name__)
+
+
+def evaluate(model_or_name: Any, task: str | None = None, *, budget_s: float | None = None,
+             steps: int | None = None, seed: int = 0, pretrained: bool | None = None, **kwargs: Any):
+    """Evaluate a model on a task and return a ``Result`` with the task's baselines beside it.
+
+    A name is created first (``pretrained`` defaults to True for ``arch.tag``/``hf-hub:`` names).
+    Models without pretrained weights are trained under the task's budget first.
+
+    >>> r = zoo.evaluate("derf_vit", steps=100)  # doctest: +SKIP
+    >>> print(r.table("derf_vit"))               # doctest: +SKIP
+    """
+    from .factory import create, resolve_target
+
+    if isinstance(model_or_name, str):
+        name = model_or_name
+        if pretrained is None:
+            pretrained = "." in name.split(":")[-1] or name.startswith(("hf-hub:", "local-dir:"))
+        model = create(name, pretrained=pretrained)
+    else:
+        model = model_or_name
+    prov = getattr(model, "zoo", None)
+    task = task or getattr(prov, "task", None)
+    if task is None:
+        raise TaskNotFound("this model names no task; pass task=... (see `zoo list` for each model's task)")
+    spec = registry.task(task)
+    fn = resolve_target(spec.evaluate)
+    return fn(model, budget_s=budget_s, steps=steps, seed=seed, **kwargs)

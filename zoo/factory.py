@@ -1,0 +1,281 @@
+"""create(), save_pretrained() and push_to_hub(): from a name to a module with honest provenance."""
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+import os
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from . import hubformat, registry, weights
+from .errors import ModelNotFound, PluginNotInstalled, UnsafeConfig, WeightsNotFound
+from .specs import ModelSpec
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Provenance", "create", "save_pretrained", "push_to_hub", "resolve_target"]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What a model is and where its weights came from; attached as ``model.zoo``.
+
+    ``pretrained`` is True only when weights were loaded; ``repo``, ``commit`` and ``sha256`` are
+    then the exact source, and None otherwise.
+    """
+
+    name: str
+    plugin: str
+    plugin_version: str | None
+    distribution: str | None
+    model_args: Mapping[str, Any] = field(default_factory=dict)
+    task: str | None = None
+    tag: str | None = None
+    pretrained: bool = False
+    repo: str | None = None
+    revision: str | None = None
+    commit: str | None = None
+    sha256: str | None = None
+    source: str | None = None  # "registry", "hf-hub", "local-dir"
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}.{self.tag}" if self.tag and self.pretrained else self.name
+
+
+def resolve_target(target: str):
+    """Import ``"module:attr"`` (only ever called on strings from registered specs)."""
+    module, _, attr = target.partition(":")
+    obj = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _check_kwargs(spec: ModelSpec, builder, kwargs: dict[str, Any], where: str) -> None:
+    params = inspect.signature(builder).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    valid = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    unknown = sorted(set(kwargs) - set(valid))
+    if unknown:
+        raise TypeError(f"{spec.name}: unknown argument(s) {unknown} {where}; valid arguments: {', '.join(valid)}")
+
+
+def _build(spec: ModelSpec, plugin_id: str, args: dict[str, Any], overrides: dict[str, Any], where: str):
+    builder = resolve_target(spec.builder)
+    _check_kwargs(spec, builder, args, where)
+    _check_kwargs(spec, builder, overrides, "passed to create()")
+    kwargs = {**spec.defaults, **args, **overrides}
+    model = builder(**kwargs)
+    status = registry.catalog().statuses[plugin_id]
+    model.zoo = Provenance(name=spec.name, plugin=plugin_id, plugin_version=status.version,
+                           distribution=status.dist, model_args=MappingProxyType(dict(kwargs)), task=spec.task)
+    return model
+
+
+def _spec_for_config(cfg: dict[str, Any], where: str) -> tuple[ModelSpec, str]:
+    """The installed model a config.json selects; never anything a config could name itself."""
+    name = cfg["model"]
+    found = registry.catalog().models.get(name)
+    req = cfg["plugin"].get("requirement", cfg["plugin"]["distribution"])
+    if found is None:
+        raise PluginNotInstalled(f"{where} needs model {name!r} from {cfg['plugin']['distribution']}, "
+                                 f"which is not installed: pip install '{req}'")
+    spec, plugin_id = found
+    status = registry.catalog().statuses[plugin_id]
+    if status.dist and status.dist.lower().replace("_", "-") != cfg["plugin"]["distribution"].lower().replace("_", "-"):
+        raise UnsafeConfig(f"{where} asks for {name!r} from {cfg['plugin']['distribution']}, but the installed "
+                           f"{name!r} comes from {status.dist}; refusing to load weights into another plugin's model")
+    try:
+        from packaging.requirements import Requirement
+
+        r = Requirement(req)
+        if status.version and not r.specifier.contains(status.version, prereleases=True):
+            log.warning("%s wants %s, installed %s %s", where, req, status.dist, status.version)
+    except Exception:  # noqa: BLE001 - a version check is advice, never a failure
+        pass
+    return spec, plugin_id
+
+
+def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, **overrides: Any):
+    """Build a model by name, optionally with pretrained weights.
+
+    Args:
+        name: ``arch``, ``arch.tag``, ``hf-hub:org/repo[@revision]`` or ``local-dir:PATH``.
+        pretrained: load weights: the default tag for ``arch``, the repo's or folder's weights for
+            ``hf-hub:`` and ``local-dir:`` (without it, only the architecture is rebuilt from
+            config.json). ``arch.tag`` always loads its weights.
+        allow_pickle: accept a pickle checkpoint in ``local-dir:`` (loaded with weights_only=True).
+        **overrides: builder arguments, checked against the builder's signature.
+
+    Raises:
+        ModelNotFound, PluginNotInstalled, PluginBroken, WeightsNotFound, WeightsCorrupt.
+
+    >>> import zoo
+    >>> model = zoo.create("derf_vit", depth=2)  # doctest: +SKIP
+    >>> model.zoo.pretrained                    # doctest: +SKIP
+    False
+    """
+    source, ident, extra = registry.parse_model_name(name)
+    if source == "hf-hub":
+        return _create_from_hub(ident, extra or "main", pretrained, overrides)
+    if source == "local-dir":
+        return _create_from_dir(Path(ident), pretrained, overrides, allow_pickle)
+    spec, plugin_id, tag = registry.lookup(name)
+    if tag is not None:
+        pretrained = True
+    model = _build(spec, plugin_id, {}, overrides, "")
+    if not pretrained:
+        return model
+    tag = tag or spec.pretrained_tag
+    if tag is None:
+        raise WeightsNotFound(f"{spec.name} has no pretrained weights; create it with pretrained=False "
+                              f"(`zoo list --pretrained` shows the models that have them)")
+    w = spec.weights[tag]
+    files = dict(w.files) or {hubformat.CONFIG_NAME: None}
+    fetched = weights.fetch(w.repo, w.revision, files)
+    if hubformat.WEIGHTS_NAME not in w.files:
+        # unpinned tag: the commit's config.json carries the manifest
+        cfg = hubformat.read_config(fetched.paths[hubformat.CONFIG_NAME])
+        if cfg["model"] != spec.name:
+            raise UnsafeConfig(f"{w.repo}@{fetched.commit} holds {cfg['model']!r}, not {spec.name!r}")
+        digest = cfg["weights"].get(hubformat.WEIGHTS_NAME, {}).get("sha256")
+        if digest is None:
+            raise WeightsNotFound(f"{w.repo}@{fetched.commit}: config.json lists no {hubformat.WEIGHTS_NAME}")
+        if cfg.get("model_args") and dict(cfg["model_args"]) != dict(model.zoo.model_args):
+            model = _build(spec, plugin_id, cfg["model_args"], overrides, f"in {w.repo}/config.json")
+        more = weights.fetch(w.repo, fetched.commit, {hubformat.WEIGHTS_NAME: digest})
+        path = more.paths[hubformat.WEIGHTS_NAME]
+    else:
+        digest = w.files[hubformat.WEIGHTS_NAME]
+        path = fetched.paths[hubformat.WEIGHTS_NAME]
+    weights.load_into(model, path)
+    model.zoo = replace(model.zoo, tag=tag, pretrained=True, repo=w.repo, revision=w.revision,
+                        commit=fetched.commit, sha256=digest, source="registry")
+    return model
+
+
+def _create_from_config(cfg: dict[str, Any], where: str, overrides: dict[str, Any]):
+    spec, plugin_id = _spec_for_config(cfg, where)
+    return _build(spec, plugin_id, dict(cfg.get("model_args", {})), overrides, f"in {where}/config.json")
+
+
+def _create_from_hub(repo: str, revision: str, pretrained: bool, overrides: dict[str, Any]):
+    fetched = weights.fetch(repo, revision, {hubformat.CONFIG_NAME: None})
+    where = f"hf-hub:{repo}@{fetched.commit}"
+    cfg = hubformat.read_config(fetched.paths[hubformat.CONFIG_NAME])
+    model = _create_from_config(cfg, where, overrides)
+    model.zoo = replace(model.zoo, tag=cfg.get("tag"))
+    if not pretrained:
+        return model
+    digest = cfg["weights"].get(hubformat.WEIGHTS_NAME, {}).get("sha256")
+    if digest is None:
+        raise WeightsNotFound(f"{where}: config.json lists no {hubformat.WEIGHTS_NAME}")
+    path = weights.fetch(repo, fetched.commit, {hubformat.WEIGHTS_NAME: digest}).paths[hubformat.WEIGHTS_NAME]
+    weights.load_into(model, path)
+    model.zoo = replace(model.zoo, pretrained=True, repo=repo, revision=revision, commit=fetched.commit,
+                        sha256=digest, source="hf-hub")
+    return model
+
+
+def _create_from_dir(directory: Path, pretrained: bool, overrides: dict[str, Any], allow_pickle: bool):
+    cfg, directory = hubformat.local_files(directory)
+    model = _create_from_config(cfg, f"local-dir:{directory}", overrides)
+    model.zoo = replace(model.zoo, tag=cfg.get("tag"))
+    if not pretrained:
+        return model
+    names = list(cfg.get("weights", {}))
+    if not names:
+        pickles = [p for p in directory.iterdir() if p.suffix in weights.PICKLE_SUFFIXES]
+        if not pickles:
+            raise WeightsNotFound(f"local-dir:{directory}: config.json lists no weight file")
+        path, digest = pickles[0], weights.sha256_file(pickles[0])
+    else:
+        path = directory / names[0]
+        digest = cfg["weights"][names[0]]["sha256"]
+        if not path.is_file():
+            raise WeightsNotFound(f"local-dir:{directory}: {names[0]} is missing")
+        weights.verify_file(path, digest, name=str(path))
+    weights.load_into(model, path, allow_pickle=allow_pickle)
+    model.zoo = replace(model.zoo, pretrained=True, repo=None, revision=None, commit=None, sha256=digest,
+                        source="local-dir")
+    return model
+
+
+def _provenance(model) -> Provenance:
+    prov = getattr(model, "zoo", None)
+    if not isinstance(prov, Provenance):
+        raise ModelNotFound("this model was not created by zoo.create(), so zoo does not know its name and "
+                            "arguments; create it with zoo.create(NAME, **args) and load your state_dict into it")
+    return prov
+
+
+def _state_for_saving(model) -> dict:
+    """The state dict with tensors that share storage (tied weights) kept once, and contiguous."""
+    seen: dict[tuple, str] = {}
+    out = {}
+    for k, v in model.state_dict().items():
+        key = (v.untyped_storage().data_ptr(), v.storage_offset(), tuple(v.shape), tuple(v.stride()))
+        if v.numel() and key in seen:
+            continue
+        seen[key] = k
+        out[k] = v.detach().contiguous().clone()
+    return out
+
+
+def save_pretrained(model, directory: str | os.PathLike, *, metrics: dict | None = None,
+                    overwrite_card: bool = False, repo_id: str | None = None) -> Path:
+    """Write ``config.json``, ``model.safetensors`` and ``README.md`` into ``directory`` atomically.
+
+    An existing README.md is kept unless ``overwrite_card=True``.
+
+    >>> zoo.save_pretrained(zoo.create("derf_vit"), "out/derf")  # doctest: +SKIP
+    """
+    from safetensors.torch import save_file
+
+    prov = _provenance(model)
+    args_ok = hubformat.to_json_args(dict(prov.model_args))  # raise before writing anything
+    del args_ok
+    with tempfile.TemporaryDirectory() as tmp:
+        wpath = Path(tmp) / hubformat.WEIGHTS_NAME
+        save_file(_state_for_saving(model), str(wpath), metadata={"format": "pt", "zoo_model": prov.name})
+        digest = weights.sha256_file(wpath)
+        cfg = hubformat.build_config(prov, {hubformat.WEIGHTS_NAME: digest}, metrics)
+        spec = registry.catalog().models.get(prov.name, (None, None))[0]
+        card = hubformat.render_card(prov, cfg, paper=spec.paper if spec else None,
+                                     license=spec.license if spec else "mit", repo_id=repo_id)
+        import json
+
+        files = {hubformat.CONFIG_NAME: (json.dumps(cfg, indent=2, sort_keys=True) + "\n").encode(),
+                 hubformat.WEIGHTS_NAME: wpath, hubformat.CARD_NAME: card.encode()}
+        keep = () if overwrite_card else (hubformat.CARD_NAME,)
+        return hubformat.write_folder(directory, files, keep=keep)
+
+
+def push_to_hub(model, repo_id: str, *, revision: str | None = None, create_pr: bool = False,
+                private: bool = False, metrics: dict | None = None, overwrite_card: bool = False,
+                commit_message: str | None = None, token: str | None = None) -> str:
+    """Push a model as one commit (config, weights, card) and return the commit id.
+
+    Uses ``create_repo(exist_ok=True)`` then one ``upload_folder`` commit; honours HF_ENDPOINT and
+    HF_TOKEN. A card already on the Hub is left alone unless ``overwrite_card=True``.
+    """
+    from huggingface_hub import HfApi
+
+    prov = _provenance(model)
+    api = HfApi(token=token)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = save_pretrained(model, Path(tmp) / "repo", metrics=metrics, overwrite_card=True, repo_id=repo_id)
+        api.create_repo(repo_id, private=private, exist_ok=True)
+        if not overwrite_card and api.file_exists(repo_id, hubformat.CARD_NAME, revision=revision):
+            (folder / hubformat.CARD_NAME).unlink()
+        info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, revision=revision, create_pr=create_pr,
+                                 commit_message=commit_message or f"zoo: push {prov.id}")
+    commit = info.oid
+    log.info("pushed %s to %s@%s", prov.id, repo_id, commit)
+    return commit

@@ -1,0 +1,1 @@
+"""Reference networks and layers that tasks and several plugins share (imports torch)."""

@@ -1,0 +1,217 @@
+"""Name lookup over what the installed plugins registered: listing, info, did-you-mean.
+
+Nothing here imports torch or a plugin's model code; only the plugins' ``plugin.py`` modules
+(specs as data) are imported, once per process.
+"""
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+from .errors import ModelNotFound, PluginBroken, PluginNotInstalled, TaskNotFound
+from .discovery import Catalog, discover
+from .specs import ClaimSpec, ModelSpec, PluginStatus, TaskSpec
+
+__all__ = ["catalog", "reload", "list_models", "lookup", "info", "plugins", "task", "claim", "parse_model_name"]
+
+_catalog: Catalog | None = None
+
+# Source prefixes as timm spells them; two or more letters so that "C:\\x" is never a prefix.
+_PREFIX_RE = re.compile(r"^(?P<prefix>[a-z][a-z0-9-]+):(?P<rest>.+)$")
+_HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*/[A-Za-z0-9][\w.\-]*$")
+
+
+def catalog() -> Catalog:
+    """The plugins discovered in this process (loaded on first use)."""
+    global _catalog
+    if _catalog is None:
+        _catalog = discover()
+    return _catalog
+
+
+def reload() -> Catalog:
+    """Discover plugins again (after installing one, or changing ZOO_PLUGINS)."""
+    global _catalog
+    _catalog = None
+    _known_papers.cache_clear()
+    return catalog()
+
+
+def parse_model_name(name: str) -> tuple[str, str, str | None]:
+    """Split a model name into its source, its identifier and its tag or revision.
+
+    Args:
+        name: ``arch``, ``arch.tag``, ``hf-hub:org/repo[@revision]`` or ``local-dir:PATH``.
+
+    Returns:
+        ``("zoo", arch, tag_or_None)``, ``("hf-hub", "org/repo", revision_or_None)`` or
+        ``("local-dir", path, None)``.
+
+    Raises:
+        ModelNotFound: an unknown prefix, an empty name, or a bare ``org/repo`` (which needs ``hf-hub:``).
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ModelNotFound(f"model name must be a non-empty string, got {name!r}")
+    m = _PREFIX_RE.match(name)
+    if m:
+        prefix, rest = m["prefix"], m["rest"]
+        if prefix == "hf-hub":
+            repo, _, revision = rest.partition("@")
+            if not _HUB_ID_RE.match(repo):
+                raise ModelNotFound(f"{name!r}: expected hf-hub:org/name[@revision]")
+            return "hf-hub", repo, revision or None
+        if prefix == "local-dir":
+            return "local-dir", rest, None
+        raise ModelNotFound(f"unknown source prefix {prefix!r} in {name!r}: use 'hf-hub:' or 'local-dir:'")
+    if "/" in name or "\\" in name:
+        raise ModelNotFound(
+            f"{name!r} looks like a repo id or a path: use 'hf-hub:{name}' for a Hub repo "
+            f"or 'local-dir:{name}' for a folder"
+        )
+    arch, _, tag = name.partition(".")
+    return "zoo", arch, tag or None
+
+
+@functools.lru_cache(maxsize=1)
+def _known_papers() -> dict[str, dict]:
+    """Model name -> registry.yaml plugin entry, for plugins that exist but may not be installed."""
+    path = registry_path()
+    if path is None:
+        return {}
+    import yaml  # only on the error path
+
+    data = yaml.safe_load(path.read_text()) or {}
+    out: dict[str, dict] = {}
+    for entry in data.get("papers", []):
+        for model in (entry.get("models") or {}):
+            out[model] = entry
+        out.setdefault(entry["id"], entry)
+    return out
+
+
+def registry_path() -> Path | None:
+    """registry.yaml: shipped inside the package, or at the root of a source checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "registry.yaml", here.parent / "registry.yaml"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _not_found(name: str, arch: str) -> Exception:
+    cat = catalog()
+    for status in cat.statuses.values():
+        if status.state == "broken" and (arch in status.models or arch == status.id):
+            return PluginBroken(f"{name!r} comes from plugin {status.id} ({status.dist}), which is broken: {status.error}")
+    entry = _known_papers().get(arch)
+    if entry is not None and entry.get("distribution"):
+        status = cat.statuses.get(entry["id"])
+        if status is not None and status.state == "disabled":
+            return PluginNotInstalled(
+                f"{name!r} is provided by plugin {entry['id']}, which is disabled by ZOO_PLUGINS/ZOO_DISABLE_PLUGINS"
+            )
+        return PluginNotInstalled(
+            f"{name!r} is provided by plugin {entry['id']} ({entry.get('title', '')}), which is not installed: "
+            f"pip install {entry['distribution']}  (from a clone: pip install ./{entry.get('path', 'plugins/' + entry['id'])})"
+        )
+    if entry is not None:
+        return ModelNotFound(
+            f"{name!r} is paper {entry['id']} ({entry.get('title', '')}), status {entry.get('status')}: no plugin ships it yet"
+        )
+    choices = list(cat.models)
+    close = difflib.get_close_matches(arch, choices, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "; see `zoo list`"
+    return ModelNotFound(f"unknown model {name!r}{hint}")
+
+
+def lookup(name: str) -> tuple[ModelSpec, str, str | None]:
+    """Return ``(spec, plugin_id, tag)`` for ``arch`` or ``arch.tag``; raise with a suggestion if unknown."""
+    source, arch, tag = parse_model_name(name)
+    if source != "zoo":
+        raise ModelNotFound(f"{name!r} is not a registry name (it is a {source} reference)")
+    found = catalog().models.get(arch)
+    if found is None:
+        raise _not_found(name, arch)
+    spec, plugin_id = found
+    if tag is not None and tag not in spec.weights:
+        tags = ", ".join(spec.weights) or "none"
+        raise ModelNotFound(f"{arch!r} has no pretrained tag {tag!r}; its tags: {tags}")
+    return spec, plugin_id, tag
+
+
+def list_models(pattern: str | None = None, pretrained: bool = False, task: str | None = None,
+                plugin: str | None = None) -> list[str]:
+    """Model names, sorted; with ``pretrained=True``, one ``arch.tag`` per pretrained tag.
+
+    >>> import zoo
+    >>> zoo.list_models("mrl*", pretrained=True)  # doctest: +SKIP
+    ['mrl_digits_cnn.digits']
+    """
+    out = []
+    for name, (spec, plugin_id) in catalog().models.items():
+        if task is not None and spec.task != task:
+            continue
+        if plugin is not None and plugin_id != plugin:
+            continue
+        names = [f"{name}.{t}" for t in spec.weights] if pretrained else [name]
+        out.extend(n for n in names if pattern is None or fnmatch.fnmatchcase(n, pattern))
+    return sorted(out)
+
+
+def info(name: str) -> dict[str, Any]:
+    """Everything zoo knows about a model name, as plain data (no torch import)."""
+    spec, plugin_id, tag = lookup(name)
+    status = catalog().statuses[plugin_id]
+    weights = {
+        t: {"repo": w.repo, "revision": w.revision, "pinned": w.pinned, "files": dict(w.files), "source": w.source,
+            "recipe": w.recipe, "metrics": dict(w.metrics), "description": w.description}
+        for t, w in spec.weights.items()
+    }
+    paper = spec.paper
+    return {
+        "name": spec.name,
+        "tag": tag,
+        "plugin": plugin_id,
+        "distribution": status.dist,
+        "version": status.version,
+        "builder": spec.builder,
+        "task": spec.task,
+        "defaults": dict(spec.defaults),
+        "description": spec.description,
+        "license": spec.license,
+        "paper": None if paper is None else {k: getattr(paper, k) for k in ("title", "year", "arxiv", "url", "code", "catalog")},
+        "weights": weights,
+        "default_tag": spec.pretrained_tag,
+    }
+
+
+def plugins() -> list[PluginStatus]:
+    """Every plugin found (the core first), with its state, version, models and error."""
+    return list(catalog().statuses.values())
+
+
+def task(name: str) -> TaskSpec:
+    """The task spec registered under ``name``."""
+    found = catalog().tasks.get(name)
+    if found is None:
+        close = difflib.get_close_matches(name, list(catalog().tasks), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; known tasks: {', '.join(sorted(catalog().tasks))}"
+        raise TaskNotFound(f"unknown task {name!r}{hint}")
+    return found[0]
+
+
+def claim(plugin_id: str) -> ClaimSpec:
+    """The claim a plugin measures with ``zoo reproduce``."""
+    found = catalog().claims.get(plugin_id)
+    if found is None:
+        status = catalog().statuses.get(plugin_id)
+        if status is None:
+            raise _not_found(plugin_id, plugin_id)
+        if status.state != "ok":
+            raise PluginBroken(f"plugin {plugin_id} is {status.state}: {status.error}")
+        raise ModelNotFound(f"plugin {plugin_id} registers no claim to reproduce")
+    return found

@@ -1,0 +1,155 @@
+"""The data a plugin hands to zoo: frozen descriptions, no behaviour.
+
+Plugins build these in their ``plugin.py`` (which must not import torch); builders and other
+callables are ``"module:attr"`` strings that zoo resolves only when a model is created or a
+reproduction is run, so listing never imports model code.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+__all__ = ["Paper", "WeightsSpec", "ModelSpec", "TaskSpec", "ClaimSpec", "PluginStatus"]
+
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
+_TAG_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
+_TARGET_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
+
+
+def _check_target(what: str, value: str | None) -> None:
+    if value is not None and not _TARGET_RE.match(value):
+        raise ValueError(f"{what} must be a 'module:attr' string, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Paper:
+    """The paper a model or claim comes from (``catalog`` is its entry number in CATALOG.md)."""
+
+    title: str
+    year: int | None = None
+    arxiv: str | None = None
+    url: str | None = None
+    code: str | None = None
+    catalog: int | None = None
+
+
+@dataclass(frozen=True)
+class WeightsSpec:
+    """Where a pretrained tag's weights live on a Hub, and how they were produced.
+
+    ``revision`` is a 40-hex commit when the weights are pinned; then ``files`` maps each file to
+    its sha256 and a cached copy is used with no network call. An unpinned spec (``revision`` a
+    branch, ``files`` empty) is resolved to one commit at load time and verified against the
+    sha256 manifest in that commit's ``config.json``.
+    """
+
+    repo: str
+    revision: str = "main"
+    files: Mapping[str, str] = field(default_factory=dict)
+    source: str = "zoo"  # "zoo": trained here by `recipe`; "official": converted from the authors' release
+    recipe: str | None = None  # "module:attr" run by `zoo train NAME.TAG`
+    converter: str | None = None  # "module:attr" run by `zoo convert` for official checkpoints
+    metrics: Mapping[str, float] = field(default_factory=dict)  # only figures measured by zoo
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.repo.count("/") != 1 or not all(self.repo.split("/")):
+            raise ValueError(f"WeightsSpec.repo must look like 'org/name', got {self.repo!r}")
+        if self.source not in ("zoo", "official"):
+            raise ValueError(f"WeightsSpec.source must be 'zoo' or 'official', got {self.source!r}")
+        for name, digest in self.files.items():
+            if not _SHA256_RE.match(digest):
+                raise ValueError(f"WeightsSpec.files[{name!r}] must be a sha256 hex digest, got {digest!r}")
+        if self.files and not self.pinned:
+            raise ValueError("WeightsSpec.files lists hashes but revision is not a commit: pin both or neither")
+        _check_target("WeightsSpec.recipe", self.recipe)
+        _check_target("WeightsSpec.converter", self.converter)
+
+    @property
+    def pinned(self) -> bool:
+        """True when the weights are pinned to one commit."""
+        return bool(_COMMIT_RE.match(self.revision))
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One architecture a plugin provides; ``name`` is unique across all installed plugins."""
+
+    name: str
+    builder: str
+    task: str | None = None
+    paper: Paper | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    weights: Mapping[str, WeightsSpec] = field(default_factory=dict)
+    description: str = ""
+    license: str = "mit"
+    default_tag: str | None = None
+
+    def __post_init__(self) -> None:
+        if not _NAME_RE.match(self.name):
+            raise ValueError(f"model name {self.name!r} must be lowercase letters, digits, '_' or '-'")
+        _check_target(f"ModelSpec({self.name}).builder", self.builder)
+        for tag in self.weights:
+            if not _TAG_RE.match(tag):
+                raise ValueError(f"tag {tag!r} of {self.name} must be lowercase letters, digits, '_' or '-'")
+        if self.default_tag is not None and self.default_tag not in self.weights:
+            raise ValueError(f"default_tag {self.default_tag!r} of {self.name} is not one of its weights")
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return tuple(self.weights)
+
+    @property
+    def pretrained_tag(self) -> str | None:
+        """The tag ``create(name, pretrained=True)`` loads: ``default_tag`` or the first one."""
+        return self.default_tag or next(iter(self.weights), None)
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A standard task: its forward contract, its evaluate function and its baselines."""
+
+    name: str
+    contract: str
+    evaluate: str
+    description: str = ""
+    baselines: tuple[str, ...] = ()
+    example_input: str | None = None  # "module:attr": () -> example input (a tensor, or a tuple of args)
+    check_output: str | None = None  # "module:attr": (model, output) -> None, raises if the contract is broken
+
+    def __post_init__(self) -> None:
+        _check_target(f"TaskSpec({self.name}).evaluate", self.evaluate)
+        _check_target(f"TaskSpec({self.name}).example_input", self.example_input)
+        _check_target(f"TaskSpec({self.name}).check_output", self.check_output)
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """A paper's claim in small-scale form, and the function that measures it (``zoo reproduce ID``)."""
+
+    plugin: str
+    claim: str
+    reproduce: str
+    task: str | None = None
+    paper: Paper | None = None
+    budget_s: float = 180.0
+
+    def __post_init__(self) -> None:
+        _check_target(f"ClaimSpec({self.plugin}).reproduce", self.reproduce)
+
+
+@dataclass(frozen=True)
+class PluginStatus:
+    """What discovery found for one entry point: ``state`` is "ok", "broken" or "disabled"."""
+
+    id: str
+    dist: str | None
+    version: str | None
+    state: str
+    error: str | None = None
+    models: tuple[str, ...] = ()
+    tasks: tuple[str, ...] = ()
+    module: str | None = None

@@ -1,0 +1,1 @@
+"""Standard tasks: data, forward contract, metrics and baselines shared by every plugin on them."""
