@@ -1,20 +1,25 @@
-"""The core's own plugin: the standard tasks (specs only; no torch import)."""
+"""The core's own plugin: the standard tasks (specs only; no torch import).
+
+Each task family keeps its specs in a torch-free ``zoo/tasks/*_specs.py`` module listed here.
+"""
 from __future__ import annotations
+
+import importlib
 
 from .hookspecs import hookimpl
 from .specs import TaskSpec
 
+_SPEC_MODULES = (
+    "zoo.tasks.digits_specs",
+    "zoo.tasks.inr_specs",
+    "zoo.tasks.signal_set_specs",
+    "zoo.tasks.layer_specs",
+    "zoo.tasks.lm_specs",
+    "zoo.tasks.retrieval_specs",
+    "zoo.tasks.graph_specs",
+)
+
 
 @hookimpl
 def zoo_tasks() -> list[TaskSpec]:
-    return [
-        TaskSpec(
-            name="digits_classify",
-            contract="model(x: (B, 1, 8, 8) in [0, 1]) -> logits (B, 10) | {'logits': (B, 10) | {m: (B, 10)}}",
-            evaluate="zoo.tasks.digits:evaluate",
-            example_input="zoo.tasks.digits:example_input",
-            check_output="zoo.tasks.digits:check_output",
-            baselines=("mlp-ln-relu", "cnn-ln-relu", "vit-ln-gelu"),
-            description="scikit-learn digits, fixed stratified 75/25 split, AdamW under a step/time budget; accuracy",
-        ),
-    ]
+    return [spec for module in _SPEC_MODULES for spec in importlib.import_module(module).TASKS]

@@ -144,10 +144,21 @@ def check(path: str | os.PathLike = "registry.yaml") -> list[str]:
 
 
 def record(path: str | os.PathLike, plugin_id: str, key: str, value: Any) -> None:
-    """Store a measurement (``reproduction``, or ``pretrained`` per tag) for a plugin and rebuild."""
+    """Store a measurement (``reproduction``, or ``pretrained`` per tag) for a plugin and rebuild.
+
+    Several ``zoo reproduce`` runs may record at once: a lock file serialises the read-modify-write.
+    """
     if key not in _KEEP:
         raise ValueError(f"unknown record {key!r}")
+    import fcntl
+
     path = Path(path)
+    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _record_locked(path, plugin_id, key, value)
+
+
+def _record_locked(path: Path, plugin_id: str, key: str, value: Any) -> None:
     data = load(path)
     for paper in data.get("papers", []):
         if paper["id"] == plugin_id:
