@@ -26,9 +26,9 @@ def test_backbones_take_layers(cls):
 
 def test_training_learns_and_budget_stops():
     torch.manual_seed(0)
-    m = DigitsCNN()
-    fig = digits.train(m, steps=300)
-    assert fig["steps"] == 300
+    m = DigitsMLP()
+    fig = digits.train(m, steps=200)
+    assert fig["steps"] == 200
     assert digits.accuracy(m)["accuracy"] > 0.9
     fig = digits.train(DigitsMLP(), steps=None, budget_s=0.5)
     assert 0 < fig["steps"] and fig["train_seconds"] < 2.0

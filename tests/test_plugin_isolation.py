@@ -120,3 +120,47 @@ def test_broken_plugin_model_name_says_broken(site):
     r = run_py("import zoo\ntry:\n    zoo.create('zoo_broken')\nexcept Exception as e:\n    print(type(e).__name__)",
                env=_env(site))
     assert r.stdout.strip() in ("ModelNotFound", "PluginBroken")
+
+
+CACHE_PROBE = '''
+import json, sys, zoo
+models = zoo.list_models("*_net")
+imported = "zoo_omega.plugin" in sys.modules
+zoo.create("omega_net")  # the builder still resolves (it lives in plugin.py in this fixture)
+print(json.dumps({"imported": imported, "models": models}))
+'''
+
+
+def test_listing_cache_skips_plugin_imports_and_invalidates(tmp_path):
+    import os
+    import time
+
+    make_dist(tmp_path, "omega", GOOD.format(name="omega_net", pkg="zoo_omega"))
+    env = _env(tmp_path, ZOO_CACHE_DIR=str(tmp_path / "cache"))
+    first = json.loads(run_py(CACHE_PROBE, env=env).stdout.strip().splitlines()[-1])
+    second = json.loads(run_py(CACHE_PROBE, env=env).stdout.strip().splitlines()[-1])
+    assert first == {"imported": True, "models": ["omega_net"]}
+    assert second == {"imported": False, "models": ["omega_net"]}  # listed from the cache
+    # a reinstall rewrites dist-info: the cache entry no longer matches and the plugin is loaded again
+    plugin = tmp_path / "zoo_omega" / "plugin.py"
+    plugin.write_text(plugin.read_text().replace('name="omega_net"', 'name="omega2_net"'))
+    info = tmp_path / "zoo_omega-0.1.0.dist-info"
+    (info / "INSTALLER").write_text("pip\n")
+    os.utime(info, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+    r = run_py("import zoo, json; print(json.dumps(zoo.list_models('*_net')))", env=env)
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == ["omega2_net"]
+    # a damaged cache file is ignored, never fatal
+    for f in (tmp_path / "cache").glob("plugins-*.json"):
+        f.write_text("{not json")
+    r = run_py("import zoo, json; print(json.dumps(zoo.list_models('*_net')))", env=env)
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == ["omega2_net"]
+
+
+def test_editable_installs_are_never_cached(tmp_path):
+    make_dist(tmp_path, "omega", GOOD.format(name="omega_net", pkg="zoo_omega"))
+    (tmp_path / "zoo_omega-0.1.0.dist-info" / "direct_url.json").write_text(
+        json.dumps({"url": "file:///x", "dir_info": {"editable": True}}))
+    env = _env(tmp_path, ZOO_CACHE_DIR=str(tmp_path / "cache"))
+    run_py(CACHE_PROBE, env=env)
+    second = json.loads(run_py(CACHE_PROBE, env=env).stdout.strip().splitlines()[-1])
+    assert second["imported"] is True

@@ -218,6 +218,7 @@ def cmd_registry(a: argparse.Namespace) -> int:
     if a.action == "build":
         data = registry_file.build(a.path, catalog_md=a.catalog)
         registry_file.write(a.path, data)
+        registry_file.sync_readme(a.path, data)
         counts: dict[str, int] = {}
         for p in data["papers"]:
             counts[p["status"]] = counts.get(p["status"], 0) + 1

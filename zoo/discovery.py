@@ -20,7 +20,7 @@ from importlib import metadata
 
 import pluggy
 
-from . import hookspecs
+from . import discovery_cache, hookspecs
 from .errors import PluginBroken, PluginCollision
 from .specs import ClaimSpec, ModelSpec, PluginStatus, TaskSpec
 
@@ -117,17 +117,28 @@ def _register(catalog: Catalog, plugin_id: str, dist: str | None, found: dict[st
 
 
 def _load_one(catalog: Catalog, pm: pluggy.PluginManager, plugin_id: str, dist: str | None,
-              version: str | None, module_name: str, load) -> PluginStatus:
+              version: str | None, module_name: str, load, cached: dict | None = None,
+              loaded: dict | None = None) -> PluginStatus:
+    """Load one plugin (or take its specs from the cache) and register them atomically.
+
+    ``loaded`` receives the specs that were found, for the cache.
+    """
     try:
-        plugin = load()
-        pm.register(plugin, name=plugin_id)
-        try:
-            found = _collect(pm, plugin, plugin_id)
-            _check_builders([s for items in found.values() for s in items], module_name.split(".")[0], plugin_id)
+        if cached is not None:
+            found = cached
             models, tasks = _register(catalog, plugin_id, dist, found)
-        except BaseException:
-            pm.unregister(plugin)
-            raise
+        else:
+            plugin = load()
+            pm.register(plugin, name=plugin_id)
+            try:
+                found = _collect(pm, plugin, plugin_id)
+                _check_builders([s for items in found.values() for s in items], module_name.split(".")[0], plugin_id)
+                models, tasks = _register(catalog, plugin_id, dist, found)
+            except BaseException:
+                pm.unregister(plugin)
+                raise
+        if loaded is not None:
+            loaded[plugin_id] = found
     except Exception as exc:  # noqa: BLE001 - isolation is the point: any plugin error is recorded
         error = f"{type(exc).__name__}: {exc}"
         log.warning("zoo plugin %s (%s) is broken: %s", plugin_id, dist, error)
@@ -150,9 +161,11 @@ def discover() -> Catalog:
     catalog.statuses["core"] = status
     allow = _env_list("ZOO_PLUGINS")
     deny = _env_list("ZOO_DISABLE_PLUGINS") or set()
+    use_cache = os.environ.get("ZOO_NO_PLUGIN_CACHE", "") in ("", "0")
+    cache = discovery_cache.load() if use_cache else {}
+    fresh: dict[tuple, dict] = {}
     for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        dist = ep.dist.name if ep.dist else None
-        version = ep.dist.version if ep.dist else None
+        dist, version = discovery_cache.dist_name_version(ep)
         if ep.name in catalog.statuses:
             catalog.statuses[ep.name] = PluginStatus(
                 ep.name, dist, version, "broken",
@@ -162,7 +175,21 @@ def discover() -> Catalog:
         if (allow is not None and ep.name not in allow) or ep.name in deny:
             catalog.statuses[ep.name] = PluginStatus(ep.name, dist, version, "disabled", module=ep.value)
             continue
-        catalog.statuses[ep.name] = _load_one(catalog, pm, ep.name, dist, version, ep.value, ep.load)
+        key = discovery_cache.fingerprint(ep) if use_cache else None
+        cached = discovery_cache.decode_entry(cache[key]) if key in cache else None
+        if cached is not None:
+            fresh[key] = cache[key]
+        loaded: dict = {}
+        catalog.statuses[ep.name] = _load_one(catalog, pm, ep.name, dist, version, ep.value, ep.load,
+                                              cached=cached, loaded=loaded)
+        if key is not None and cached is None and ep.name in loaded:
+            encoded = discovery_cache.encode_entry(loaded[ep.name])
+            if encoded is not None:
+                fresh[key] = encoded
+    if use_cache and not set(fresh) <= set(cache):
+        # keep other environments' entries (another PYTHONPATH) while their dist-info still exists
+        kept = {k: v for k, v in cache.items() if k not in fresh and os.path.exists(k[2])}
+        discovery_cache.save({**kept, **fresh})
     return catalog
 
 

@@ -56,6 +56,22 @@ def _plugin_dirs(root: Path) -> dict[str, Path]:
     return out
 
 
+def _plugin_per_paper(base: list[dict], dirs: dict[str, Path], cat) -> dict[str, str]:
+    """Paper id -> plugin id: the same id, or a plugin whose models cite the paper's catalog number."""
+    by_number = {p["catalog"]: p["id"] for p in base}
+    out = {pid: pid for pid in dirs if pid in {p["id"] for p in base}}
+    for pid in dirs:
+        if pid in out.values():
+            continue
+        status = cat.statuses.get(pid)
+        for name in (status.models if status else ()):
+            paper = cat.models[name][0].paper
+            if paper is not None and paper.catalog in by_number:
+                out[by_number[paper.catalog]] = pid
+                break
+    return out
+
+
 def build(path: str | os.PathLike = "registry.yaml", catalog_md: str | os.PathLike | None = None) -> dict[str, Any]:
     """The registry as data (not written): paper fields + installed plugins + recorded results."""
     path = Path(path)
@@ -68,13 +84,16 @@ def build(path: str | os.PathLike = "registry.yaml", catalog_md: str | os.PathLi
     ]
     cat = registry.catalog()
     dirs = _plugin_dirs(root)
+    plugin_of = _plugin_per_paper(base, dirs, cat)
     papers = []
     for paper in sorted(base, key=lambda p: p["catalog"]):
         entry = dict(paper)
-        pid = entry["id"]
-        prev = old_by_id.get(pid, {})
+        prev = old_by_id.get(entry["id"], {})
+        pid = plugin_of.get(entry["id"], entry["id"])
         status = cat.statuses.get(pid)
         if pid in dirs:
+            if pid != entry["id"]:
+                entry["plugin"] = pid
             models = {}
             if status is not None and status.state == "ok":
                 for name in status.models:
@@ -128,19 +147,64 @@ def write(path: str | os.PathLike, data: dict[str, Any]) -> None:
         raise
 
 
+README_START, README_END = "<!-- plugins:start -->", "<!-- plugins:end -->"
+
+
+def plugin_table(data: dict[str, Any]) -> str:
+    """The README's plugin list, made from the registry (so the README cannot drift from it)."""
+    rows = ["| plugin | paper | models | task | status | last reproduction |", "|---|---|---|---|---|---|"]
+    for p in data["papers"]:
+        if "path" not in p:
+            continue
+        models = ", ".join(f"`{m}`" + "".join(f" `.{t}`" for t in v["tags"]) for m, v in p.get("models", {}).items())
+        repro = p.get("reproduction") or {}
+        outcome = f"{'pass' if repro.get('passed') else 'fail'} ({repro.get('date')}): {repro.get('summary', '')}" if repro else "not run"
+        outcome = outcome.replace("|", "/").replace("\n", " ")
+        plugin = p.get("plugin", p["id"])
+        rows.append(f"| [`{plugin}`]({p['path']}) | #{p['catalog']} {p['title']} | {models} | "
+                    f"{', '.join(p.get('tasks', [])) or '-'} | {p['status']} | {outcome} |")
+    counts: dict[str, int] = {}
+    for p in data["papers"]:
+        counts[p["status"]] = counts.get(p["status"], 0) + 1
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    return "\n".join(rows) + f"\n\nAll {len(data['papers'])} catalogued papers: {summary} (see `registry.yaml`).\n"
+
+
+def readme_with_table(readme: str, data: dict[str, Any]) -> str:
+    if README_START not in readme or README_END not in readme:
+        return readme
+    head, rest = readme.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    return f"{head}{README_START}\n{plugin_table(data)}{README_END}{tail}"
+
+
+def sync_readme(path: str | os.PathLike, data: dict[str, Any]) -> None:
+    readme = Path(path).resolve().parent / "README.md"
+    if readme.exists():
+        text = readme.read_text(encoding="utf-8")
+        new = readme_with_table(text, data)
+        if new != text:
+            readme.write_text(new, encoding="utf-8")
+
+
 def check(path: str | os.PathLike = "registry.yaml") -> list[str]:
-    """Differences between the file and a fresh build (empty when up to date)."""
+    """Differences between the file (and the README's plugin table) and a fresh build (empty when up to date)."""
+    import difflib
+
     path = Path(path)
     if not path.exists():
         return [f"{path} does not exist: run `zoo registry build`"]
     current = path.read_text(encoding="utf-8")
-    fresh = dump(build(path))
-    if current == fresh:
-        return []
-    import difflib
-
-    return list(difflib.unified_diff(current.splitlines(), fresh.splitlines(), "registry.yaml", "fresh build",
+    data = build(path)
+    fresh = dump(data)
+    diff = list(difflib.unified_diff(current.splitlines(), fresh.splitlines(), "registry.yaml", "fresh build",
                                      lineterm="", n=1))[:60]
+    readme = path.resolve().parent / "README.md"
+    if readme.exists():
+        text = readme.read_text(encoding="utf-8")
+        diff += list(difflib.unified_diff(text.splitlines(), readme_with_table(text, data).splitlines(),
+                                          "README.md", "fresh plugin table", lineterm="", n=0))[:30]
+    return diff
 
 
 def record(path: str | os.PathLike, plugin_id: str, key: str, value: Any) -> None:
@@ -170,4 +234,6 @@ def _record_locked(path: Path, plugin_id: str, key: str, value: Any) -> None:
     else:
         raise KeyError(f"{plugin_id!r} is not a paper in {path}")
     write(path, data)
-    write(path, build(path))
+    fresh = build(path)
+    write(path, fresh)
+    sync_readme(path, fresh)
