@@ -105,6 +105,8 @@ def cmd_eval(a: argparse.Namespace) -> int:
         kwargs["out_dir"] = a.out
     result = evaluate(a.name, task=a.task, steps=a.steps, budget_s=a.budget, seed=a.seed,
                       pretrained=a.pretrained, **kwargs)
+    if int(os.environ.get("RANK", "0")) != 0:  # under torchrun, rank 0 reports
+        return 0
     if a.json:
         _print_json(result.to_dict())
     else:

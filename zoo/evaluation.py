@@ -26,6 +26,9 @@ def evaluate(model_or_name: Any, task: str | None = None, *, budget_s: float | N
         name = model_or_name
         if pretrained is None:
             pretrained = "." in name.split(":")[-1] or name.startswith(("hf-hub:", "local-dir:"))
+        import torch
+
+        torch.manual_seed(seed)  # the same initialisation in every process (and under torchrun, every rank)
         model = create(name, pretrained=pretrained)
     else:
         model = model_or_name

@@ -96,3 +96,40 @@ def mean_std(values: Iterable[float]) -> tuple[float, float]:
     m = sum(vals) / len(vals)
     var = sum((v - m) ** 2 for v in vals) / max(len(vals) - 1, 1)
     return m, var ** 0.5
+
+
+def distributed() -> tuple[int, int]:
+    """``(rank, world_size)``; under ``torchrun`` this joins the process group (gloo on CPU).
+
+    Tasks shard their evaluation set with ``shard`` and add up counts with ``all_reduce_sum``, so
+    a sharded evaluation gives the single-process result.
+    """
+    import os
+
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return 0, 1
+    import torch
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    return dist.get_rank(), dist.get_world_size()
+
+
+def shard(n: int, rank: int, world: int) -> slice:
+    """This rank's contiguous part of ``range(n)`` (the parts cover it exactly once)."""
+    return slice(n * rank // world, n * (rank + 1) // world)
+
+
+def all_reduce_sum(values: list[float]) -> list[float]:
+    """Sum ``values`` over all ranks (identity in a single process)."""
+    rank, world = distributed()
+    if world == 1:
+        return list(values)
+    import torch
+    import torch.distributed as dist
+
+    t = torch.tensor(values, dtype=torch.float64)
+    dist.all_reduce(t)
+    return t.tolist()

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .base import Result, run_budget
+from .base import Result, all_reduce_sum, distributed, run_budget, shard
 
 NAME = "digits_classify"
 DEFAULT_STEPS = 600
@@ -98,15 +98,21 @@ def train(model: nn.Module, *, steps: int | None = DEFAULT_STEPS, budget_s: floa
 
 @torch.no_grad()
 def accuracy(model: nn.Module, x: torch.Tensor | None = None, y: torch.Tensor | None = None) -> dict[str, float]:
-    """Test accuracy of every head: ``accuracy`` (the largest head) and ``accuracy@m`` per head."""
+    """Test accuracy of every head: ``accuracy`` (the largest head) and ``accuracy@m`` per head.
+
+    Under ``torchrun`` each rank scores its shard of the test set and the counts are summed.
+    """
     if x is None:
         _, _, x, y = _split()
+    rank, world = distributed()
+    part = shard(len(y), rank, world)
     model.eval()
-    heads = logits_of(model(x))
+    heads = logits_of(model(x[part]))
+    keys = list(heads)
+    correct = all_reduce_sum([float((heads[k].argmax(-1) == y[part]).sum()) for k in keys])
     out = {}
-    for key, logits in heads.items():
-        acc = (logits.argmax(-1) == y).float().mean().item()
-        out[f"accuracy@{key}" if key else "accuracy"] = acc
+    for key, c in zip(keys, correct):
+        out[f"accuracy@{key}" if key else "accuracy"] = c / len(y)
     if "accuracy" not in out:
         out["accuracy"] = out[f"accuracy@{list(heads)[-1]}"]
     return out
