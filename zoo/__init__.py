@@ -25,7 +25,7 @@ _LAZY = {
     "ZooError": "zoo.errors", "ModelNotFound": "zoo.errors", "PluginNotInstalled": "zoo.errors",
     "PluginBroken": "zoo.errors", "PluginCollision": "zoo.errors", "WeightsNotFound": "zoo.errors",
     "WeightsCorrupt": "zoo.errors", "UnsafeConfig": "zoo.errors", "TaskNotFound": "zoo.errors",
-    "WeightsMismatch": "zoo.weights",
+    "WeightsMismatch": "zoo.weights", "DownloadFailed": "zoo.weights",
     # model creation and the Hub (torch, when called)
     "create": "zoo.factory", "save_pretrained": "zoo.factory", "push_to_hub": "zoo.factory",
     "Provenance": "zoo.factory", "evaluate": "zoo.evaluation",
@@ -61,4 +61,4 @@ if TYPE_CHECKING:  # static imports for IDEs and type checkers
     from .registry import info, list_models, parse_model_name, plugins  # noqa: F401
     from .specs import ClaimSpec, ModelSpec, Paper, PluginStatus, TaskSpec, WeightsSpec  # noqa: F401
     from .tasks.base import ClaimResult, Result  # noqa: F401
-    from .weights import WeightsMismatch  # noqa: F401
+    from .weights import DownloadFailed, WeightsMismatch  # noqa: F401

@@ -36,16 +36,25 @@ def to_json_args(args: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for key, value in args.items():
         try:
-            encoded = json.dumps(value, allow_nan=False)
+            encoded = json.dumps(value, allow_nan=False)  # tuples are written as lists
         except (TypeError, ValueError) as exc:
             raise ValueError(
                 f"model argument {key!r}={value!r} cannot be written to config.json ({exc}); "
                 f"pass a JSON value (number, string, list, dict) or make it a builder default"
             ) from exc
-        if json.loads(encoded) != value:
-            raise ValueError(f"model argument {key!r}={value!r} changes when written to JSON (tuples become lists)")
-        out[key] = value
+        decoded = json.loads(encoded)
+        if decoded != _lists(value):
+            raise ValueError(f"model argument {key!r}={value!r} changes when written to JSON ({decoded!r})")
+        out[key] = decoded
     return out
+
+
+def _lists(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_lists(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    return value
 
 
 def build_config(prov, weights_sha256: dict[str, str], metrics: dict | None = None) -> dict[str, Any]:
@@ -174,10 +183,14 @@ def local_files(directory: str | os.PathLike) -> tuple[dict[str, Any], Path]:
     directory = Path(directory)
     if "\0" in str(directory):
         raise WeightsNotFound("local-dir path contains a NUL byte")
-    if not directory.is_dir():
-        raise WeightsNotFound(f"local-dir:{directory} is not a folder")
     cfg_path = directory / CONFIG_NAME
-    if not cfg_path.is_file():
+    try:
+        is_dir, has_cfg = directory.is_dir(), cfg_path.is_file()
+    except OSError as exc:  # a name too long for the file system, ...
+        raise WeightsNotFound(f"local-dir:{str(directory)[:200]}: {exc.strerror or exc}") from exc
+    if not is_dir:
+        raise WeightsNotFound(f"local-dir:{directory} is not a folder")
+    if not has_cfg:
         raise WeightsNotFound(f"local-dir:{directory} has no {CONFIG_NAME}; save one with zoo.save_pretrained")
     cfg = read_config(cfg_path)
     return cfg, directory

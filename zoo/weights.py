@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,10 @@ SAFE_SUFFIXES = (".safetensors",)
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt")
 _COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 MAX_HEADER_BYTES = 100 * 1024 * 1024  # safetensors' own limit
+
+
+class DownloadFailed(ZooError, OSError):
+    """A transfer from the Hub broke off (connection cut, server error, full disk); retrying resumes it."""
 
 
 class WeightsMismatch(ZooError, RuntimeError):
@@ -124,10 +129,21 @@ def _offline() -> bool:
     return bool(constants.HF_HUB_OFFLINE)
 
 
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP client's own error base classes (huggingface_hub uses httpx2, older ones httpx or requests)."""
+    out = []
+    for module, attr in (("httpx2", "HTTPError"), ("httpx", "HTTPError"), ("requests", "RequestException")):
+        mod = sys.modules.get(module)
+        if mod is not None and isinstance(getattr(mod, attr, None), type):
+            out.append(getattr(mod, attr))
+    return tuple(out)
+
+
 def _download(repo: str, filename: str, revision: str, *, force: bool = False) -> str:
-    from huggingface_hub import hf_hub_download
+    from huggingface_hub import constants, hf_hub_download
     from huggingface_hub.errors import (
         EntryNotFoundError,
+        HfHubHTTPError,
         LocalEntryNotFoundError,
         RepositoryNotFoundError,
         RevisionNotFoundError,
@@ -143,6 +159,11 @@ def _download(repo: str, filename: str, revision: str, *, force: bool = False) -
         ) from exc
     except (RepositoryNotFoundError, RevisionNotFoundError, EntryNotFoundError) as exc:
         raise WeightsNotFound(f"{repo}/{filename}@{revision}: {type(exc).__name__}: {exc}") from exc
+    except (OSError, HfHubHTTPError, *_transport_errors()) as exc:  # cut connection, server error, full disk
+        raise DownloadFailed(
+            f"downloading {repo}/{filename}@{revision} from {constants.ENDPOINT} failed: {type(exc).__name__}: {exc}. "
+            f"Nothing partial was put in the cache; run the same call again to resume."
+        ) from exc
 
 
 def fetch(repo: str, revision: str, files: dict[str, str | None]) -> Fetched:

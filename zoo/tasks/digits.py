@@ -77,7 +77,9 @@ def train(model: nn.Module, *, steps: int | None = DEFAULT_STEPS, budget_s: floa
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     total = steps or 10_000
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=total, pct_start=0.1)
+    # one-cycle schedule; below 20 steps its warm-up would be under 2 steps (a division by zero): constant lr
+    sched = (torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=total, pct_start=0.1) if total >= 20
+             else torch.optim.lr_scheduler.LambdaLR(opt, lambda _: 1.0))
     loss_fn = getattr(model, "loss", default_loss)
     model.train()
 
