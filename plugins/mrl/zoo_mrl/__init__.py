@@ -1,0 +1,1 @@
+"""Matryoshka Representation Learning (Kusupati et al., 2022) for zoo: nested embeddings usable at many sizes."""
