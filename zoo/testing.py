@@ -69,7 +69,7 @@ def assert_same_outputs(a, b, what: str) -> None:
 
     fa, fb = _flatten(a), _flatten(b)
     assert len(fa) == len(fb) and fa, f"{what}: outputs differ in structure"
-    for x, y in zip(fa, fb):
+    for x, y in zip(fa, fb, strict=True):
         assert x.shape == y.shape and torch.equal(x, y), f"{what}: outputs are not bit-identical"
 
 

