@@ -1,0 +1,1 @@
+"""Poly-INR (Singh et al., CVPR 2023) for zoo."""

@@ -1,0 +1,1 @@
+"""Rethinking Positional Encoding (Zheng, Ramasinghe, Lucey 2021) for zoo."""
