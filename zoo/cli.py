@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,8 @@ def cmd_eval(a: argparse.Namespace) -> int:
     kwargs = _kv(a.set)
     if a.out:
         kwargs["out_dir"] = a.out
+    if a.task in (None, "digits_classify"):
+        kwargs.setdefault("progress", sys.stderr.isatty())
     result = evaluate(a.name, task=a.task, steps=a.steps, budget_s=a.budget, seed=a.seed,
                       pretrained=a.pretrained, **kwargs)
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun, rank 0 reports
@@ -127,8 +130,14 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     from .factory import resolve_target
 
     spec = registry.claim(a.id)
+    cpu0 = time.process_time()
     result = resolve_target(spec.reproduce)(quick=a.quick)
+    cpu = time.process_time() - cpu0
+    import torch
+
+    result.settings = {**result.settings, "cpu_seconds": round(cpu, 1), "torch_threads": torch.get_num_threads()}
     print(result.render())
+    print(f"\n{result.seconds:.0f} s wall, {cpu:.0f} s CPU in this process, {torch.get_num_threads()} torch threads")
     target = _registry_file(a.registry)
     if a.quick or a.no_record:
         print("\n(not recorded: --quick or --no-record)")

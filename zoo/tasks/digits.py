@@ -128,11 +128,12 @@ def build_baseline(name: str, seed: int = 0) -> nn.Module:
 
 
 def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | None = None, seed: int = 0,
-             baselines: list[str] | None = None, train_model: bool | None = None, **train_kw: Any) -> Result:
+             baselines: list[str] | None = None, train_model: bool | None = None, progress: bool = False,
+             **train_kw: Any) -> Result:
     """Train (unless the model has pretrained weights) and test ``model`` next to the baselines.
 
     ``baselines`` defaults to the reference backbone the model declares (``reference_backbone``),
-    or the CNN.
+    or the CNN. ``progress=True`` shows training progress bars (the CLI does).
     """
     t0 = time.perf_counter()
     prov = getattr(model, "zoo", None)
@@ -146,7 +147,8 @@ def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | No
     metrics: dict[str, float] = {"params": float(sum(p.numel() for p in model.parameters()))}
     if train_model:
         torch.manual_seed(seed)
-        metrics.update(train(model, steps=steps, budget_s=budget_s, seed=seed, progress=f"train {NAME}", **train_kw))
+        metrics.update(train(model, steps=steps, budget_s=budget_s, seed=seed, progress=f"train {NAME}" if progress else None,
+                             **train_kw))
     metrics.update(accuracy(model))
     results = {}
     for name in baselines:
@@ -154,7 +156,7 @@ def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | No
             raise ValueError(f"unknown {NAME} baseline {name!r}; choose from {sorted(BASELINES)}")
         base = build_baseline(name, seed)
         m = {"params": float(sum(p.numel() for p in base.parameters()))}
-        m.update(train(base, steps=steps, budget_s=budget_s, seed=seed, progress=f"train {name}", **train_kw))
+        m.update(train(base, steps=steps, budget_s=budget_s, seed=seed, progress=f"train {name}" if progress else None, **train_kw))
         m.update(accuracy(base))
         results[name] = m
     return Result(task=NAME, metrics=metrics, baselines=results, n=len(_split()[3]),

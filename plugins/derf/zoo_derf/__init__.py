@@ -1,0 +1,1 @@
+"""Derf (Dynamic erf): a point-wise, statistics-free replacement for LayerNorm in Transformers."""
