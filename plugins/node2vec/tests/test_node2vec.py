@@ -1,0 +1,113 @@
+import numpy as np
+import pytest
+import torch
+
+import zoo
+from zoo.tasks import graph_embed as task
+from zoo.testing import check_plugin
+from zoo_node2vec.model import Node2Vec, skipgram_pairs
+from zoo_node2vec.walks import BiasedWalker, CSRGraph, alias_tables
+
+TINY = {"num_nodes": 12, "dim": 4, "num_walks": 1, "walk_length": 5}
+
+
+def test_conformance(hub):
+    check_plugin("node2vec", overrides={"node2vec": TINY, "deepwalk": TINY})
+
+
+def _implied(prob, alias, sizes):
+    out, start = np.zeros(len(prob)), np.r_[0, np.cumsum(sizes)[:-1]]
+    for s, k in zip(start, sizes, strict=True):
+        for i in range(k):
+            out[s + i] += prob[s + i] / k
+            out[s + alias[s + i]] += (1 - prob[s + i]) / k
+    return out
+
+
+def test_alias_tables_encode_each_distribution_exactly():
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(1, 12, size=300)
+    w = rng.random(sizes.sum()) ** 3 + (rng.random(sizes.sum()) < 0.2) * 4
+    prob, alias = alias_tables(w, sizes)
+    want = w / np.repeat(np.add.reduceat(w, np.r_[0, np.cumsum(sizes)[:-1]]), sizes)
+    assert np.allclose(_implied(prob, alias, sizes), want, atol=1e-12)
+    assert ((0 <= alias) & (alias < np.repeat(sizes, sizes))).all()
+
+
+def _graph():
+    # a square 0-1-2-3 with chord 1-3 and a pendant 4 on 2: every alpha case occurs from (0 -> 1)
+    return CSRGraph.from_edges(np.array([[0, 1], [1, 2], [2, 3], [3, 0], [1, 3], [2, 4]]), 5)
+
+
+def test_second_order_transitions_follow_p_and_q():
+    p, q = 0.5, 4.0
+    walks = BiasedWalker(_graph(), p=p, q=q).walks(num_walks=4000, walk_length=3, seed=0)
+    came = walks[(walks[:, 0] == 0) & (walks[:, 1] == 1)]
+    freq = np.bincount(came[:, 2], minlength=5) / len(came)
+    # from v=1 having come from t=0: back to 0 (1/p), to 3 (neighbour of 0: 1), to 2 (distance 2: 1/q)
+    want = np.array([1 / p, 0, 1 / q, 1, 0]) / (1 / p + 1 / q + 1)
+    assert len(came) > 1500
+    assert np.abs(freq - want).max() < 0.03
+
+
+def test_walks_are_paths_and_start_at_every_node():
+    g = _graph()
+    walks = BiasedWalker(g, p=0.25, q=4).walks(num_walks=3, walk_length=6, seed=1)
+    assert walks.shape == (15, 6)
+    assert np.array_equal(np.sort(walks[:, 0]), np.repeat(np.arange(5), 3))
+    assert g.has_edge(walks[:, :-1].ravel(), walks[:, 1:].ravel()).all()
+    again = BiasedWalker(g, p=0.25, q=4).walks(num_walks=3, walk_length=6, seed=1)
+    assert np.array_equal(walks, again)
+
+
+def test_deepwalk_is_uniform_first_order():
+    w = BiasedWalker(_graph(), p=1, q=1)
+    assert not w.second_order
+    walks = w.walks(num_walks=3000, walk_length=2, seed=0)
+    freq = np.bincount(walks[walks[:, 0] == 1, 1], minlength=5) / 3000
+    assert np.allclose(freq, [1 / 3, 0, 1 / 3, 1 / 3, 0], atol=0.03)
+
+
+def test_skipgram_pairs_respect_the_window():
+    walks = np.arange(6)[None, :]
+    pairs = skipgram_pairs(walks, 2, np.random.default_rng(0))
+    assert (np.abs(pairs[:, 0] - pairs[:, 1]) <= 2).all() and (pairs[:, 0] != pairs[:, 1]).all()
+    full = {(a, b) for a in range(6) for b in range(6) if 0 < abs(a - b) <= 1}
+    assert full <= set(map(tuple, pairs.tolist()))  # distance 1 is always inside the reduced window
+
+
+def test_init_and_hand_written_sgd_match_autograd():
+    torch.manual_seed(0)
+    m = Node2Vec(num_nodes=6, dim=8)
+    assert m.emb.weight.abs().max() <= 0.5 / 8 and torch.count_nonzero(m.ctx.weight) == 0
+    torch.nn.init.normal_(m.ctx.weight)
+    c, x, neg = torch.tensor([0, 1, 0]), torch.tensor([2, 3, 4]), torch.tensor([[5, 1], [2, 2], [3, 0]])
+    ref = Node2Vec(num_nodes=6, dim=8)
+    ref.load_state_dict(m.state_dict())
+    loss = ref.loss(c, x, neg)
+    loss.backward()
+    got = m.sgd_step(c, x, neg, lr=0.1)
+    assert got == pytest.approx(loss.item(), rel=1e-6)
+    for name in ("emb", "ctx"):
+        want = getattr(ref, name).weight.detach() - 0.1 * getattr(ref, name).weight.grad
+        assert torch.allclose(getattr(m, name).weight, want, atol=1e-6)
+
+
+def test_fit_learns_structure_on_karate():
+    edges, n, names = task.load_graph("karate")
+    torch.manual_seed(0)
+    m = zoo.create("node2vec", num_nodes=n, dim=16, num_walks=4, walk_length=20)
+    fig = m.fit(task.GraphData(edges, n, tuple(names)), seed=0)
+    assert fig["walks"] == 4 * n and fig["final_train_loss"] < 0.8 * 6 * np.log(2)  # untrained: 6 log 2
+    rng = np.random.default_rng(0)
+    non = np.array([(a, b) for a, b in rng.integers(0, n, (400, 2)) if a != b])
+    assert task.link_auc(m.embeddings(), edges, non) > 0.7  # edges score above random pairs
+
+
+def test_quick_reproduce_is_well_formed():
+    from zoo_node2vec.reproduce import reproduce
+
+    r = reproduce(quick=True)
+    assert isinstance(r, zoo.ClaimResult) and r.plugin == "node2vec"
+    assert {"karate/node2vec", "karate/DeepWalk", "karate/spectral", "karate/adamic_adar"} <= set(r.table)
+    assert all(0.0 <= row["auc"] <= 1.0 for row in r.table.values())

@@ -1,0 +1,1 @@
+"""node2vec (Grover & Leskovec, KDD 2016) for zoo: biased second-order walks + skip-gram."""

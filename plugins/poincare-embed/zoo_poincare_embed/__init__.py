@@ -1,0 +1,1 @@
+"""Poincaré embeddings (Nickel & Kiela, NeurIPS 2017) for zoo: hierarchies in the hyperbolic ball."""

@@ -1,0 +1,177 @@
+import logging
+
+import numpy as np
+import pytest
+import torch
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+from sklearn.metrics import average_precision_score
+
+from zoo.tasks import graph_embed as task
+
+
+@pytest.mark.parametrize("name,n,e", [("karate", 34, 78), ("les_miserables", 77, 254), ("florentine", 15, 20),
+                                      ("davis", 32, 89)])
+def test_bundled_graphs(name, n, e):
+    edges, num_nodes, names = task.load_graph(name)
+    assert (num_nodes, len(edges), len(names)) == (n, e, n)
+    assert (edges[:, 0] < edges[:, 1]).all() and len({tuple(x) for x in edges.tolist()}) == e
+
+
+def test_synthetic_tree_closure():
+    edges, n, _ = task.load_hierarchy("synthetic")
+    assert (n, len(edges)) == (1365, 6372)  # 1 + 4 + ... + 4^5 nodes; sum over levels of level * 4^level pairs
+    ancestors = np.bincount(edges[:, 0], minlength=n)
+    assert ancestors[0] == 0 and ancestors[1:5].tolist() == [1] * 4 and ancestors[-1] == 5
+    assert (np.bincount(edges[:, 1], minlength=n)[0]) == n - 1  # the root is everyone's ancestor
+
+
+@pytest.mark.skipif(task.wordnet_dir() is None, reason="Debian wordnet-base is not installed")
+def test_mammal_closure_matches_the_authors_counts():
+    edges, n, names = task.load_hierarchy("mammal")
+    assert (n, len(edges)) == (1180, 6540)  # the mammal_closure of the Poincaré code
+    root = names.index("mammal.n.01")
+    assert (edges[:, 1] == root).sum() == n - 1 and "dog.n.01" in names and "tusker.n.01" not in names
+
+
+def test_missing_wordnet_falls_back_to_the_synthetic_tree(monkeypatch, caplog):
+    monkeypatch.setattr(task, "wordnet_dir", lambda: None)
+    with caplog.at_level(logging.WARNING, logger="zoo.tasks.graph_embed"):
+        edges, n, _ = task.load_hierarchy("mammal", branching=2, depth=3)
+    assert n == 15 and "wordnet-base" in caplog.text
+
+
+def test_link_split_keeps_graph_connected_and_sets_disjoint():
+    edges, n, _ = task.load_graph("les_miserables")
+    s = task.link_split(edges, 0.5, seed=3, num_nodes=n)
+    assert len(s.test_pos) == 127 and len(s.train_pos) == 127
+    assert len(s.train_neg) == 127 and len(s.test_neg) == 127
+    a = coo_matrix((np.ones(len(s.train_pos)), tuple(s.train_pos.T)), shape=(n, n))
+    assert connected_components(a, directed=False)[0] == 1
+    key = lambda x: set(map(tuple, np.sort(x, 1).tolist()))  # noqa: E731
+    all_edges = key(edges)
+    assert key(s.train_pos) | key(s.test_pos) == all_edges and not key(s.train_pos) & key(s.test_pos)
+    assert not (key(s.train_neg) | key(s.test_neg)) & all_edges and not key(s.train_neg) & key(s.test_neg)
+    again = task.link_split(edges, 0.5, seed=3, num_nodes=n)
+    assert np.array_equal(again.test_pos, s.test_pos) and np.array_equal(again.test_neg, s.test_neg)
+    assert not np.array_equal(task.link_split(edges, 0.5, seed=4, num_nodes=n).test_pos, s.test_pos)
+
+
+def test_link_auc_inner_product_and_classifier():
+    emb = np.eye(6)
+    emb[1] = emb[0]  # 0 and 1 identical: their inner product is 1, all other pairs 0
+    assert task.link_auc(emb, np.array([[0, 1]]), np.array([[2, 3], [4, 5]])) == 1.0
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 8))
+    pos = np.array([(i, i + 20) for i in range(20)])
+    x[20:] = x[:20] + 0.05 * rng.normal(size=(20, 8))  # linked nodes nearly coincide
+    neg = np.array([(i, (i + 7) % 20) for i in range(20)])
+    auc = task.link_auc(x, pos[10:], neg[10:], train_pos=pos[:10], train_neg=neg[:10])
+    assert auc > 0.9
+
+
+def test_heuristics_on_a_small_graph():
+    # path 0-1-2 plus 1-3 and 2-3: pair (0, 3) shares neighbour 1; pair (0, 2) shares neighbour 1
+    edges = np.array([[0, 1], [1, 2], [1, 3], [2, 3]])
+    h = task.heuristic_scores(edges, np.array([[0, 3], [0, 2]]), 4)
+    assert h["common_neighbours"].tolist() == [1, 1]
+    assert h["jaccard"].tolist() == pytest.approx([1 / 2, 1 / 2])  # |{1}| / |{1} | {1, 2}|
+    assert h["adamic_adar"].tolist() == pytest.approx([1 / np.log(3)] * 2)
+    assert h["preferential_attachment"].tolist() == [2, 2]
+
+
+def test_spectral_embedding_skips_the_trivial_eigenvector():
+    edges, n, _ = task.load_graph("karate")
+    s = task.spectral_embedding(edges, n, 4)
+    deg = np.bincount(edges.ravel(), minlength=n)
+    assert s.shape == (n, 4) and np.abs(s.T @ np.sqrt(deg)).max() < 1e-8
+
+
+def _brute(dist, edges):
+    n, ranks, aps = len(dist), [], []
+    for u in np.unique(edges[:, 0]):
+        pos = set(edges[edges[:, 0] == u, 1].tolist())
+        negs = [w for w in range(n) if w != u and w not in pos]
+        for v in pos:
+            d = dist[u, negs]
+            ranks.append(1 + (d < dist[u, v]).sum() + 0.5 * (d == dist[u, v]).sum())
+        others = [w for w in range(n) if w != u]
+        aps.append(average_precision_score([w in pos for w in others], -dist[u, others]))
+    return np.mean(ranks), np.mean(aps)
+
+
+def test_reconstruction_matches_a_brute_force_count():
+    rng = np.random.default_rng(0)
+    edges, n, _ = task.load_hierarchy("synthetic", branching=3, depth=2)
+    emb = rng.integers(0, 3, size=(n, 2)).astype(float)  # many ties
+    d = ((emb[:, None] - emb[None]) ** 2).sum(-1)
+    got = task.reconstruction(emb, edges)
+    mr, ap = _brute(d, edges)
+    assert got["mean_rank"] == pytest.approx(mr) and got["map"] == pytest.approx(ap)
+    by_fn = task.reconstruction(lambda i, j: torch.as_tensor(d)[i, j], edges, num_nodes=n, chunk=3)
+    assert by_fn == pytest.approx(got)
+
+
+class _Table(torch.nn.Module):
+    """A stand-in model: fixed random features, or the spectral embedding of what it is fit on."""
+
+    def __init__(self, num_nodes=34, dim=4):
+        super().__init__()
+        self.num_nodes, self.dim = num_nodes, dim
+        self.emb = torch.nn.Embedding(num_nodes, dim)
+
+    def forward(self, ids):
+        return self.emb(ids)
+
+    def fit(self, graph, *, seed=0, epochs=None):
+        s = task.spectral_embedding(graph.edges, graph.num_nodes, self.dim)
+        self.emb.weight.data.copy_(torch.as_tensor(s))
+        return {"fitted_on": float(len(graph.edges))}
+
+    def embeddings(self):
+        return self.emb.weight.detach()
+
+
+def test_evaluate_link_protocol_scores_model_and_baselines():
+    r = task.evaluate(_Table(), graph="karate", seed=0)
+    assert r.task == "graph_embed" and r.config["protocol"] == "link" and r.metrics["fitted_on"] == 39
+    assert set(r.baselines) == set(task.LINK_BASELINES)
+    # the stand-in *is* the spectral embedding, so both rows agree
+    assert r.metrics["auc"] == pytest.approx(r.baselines["spectral"]["auc"])
+    assert 0.0 <= r.baselines["adamic_adar"]["auc"] <= 1.0
+
+
+def test_evaluate_reconstruction_protocol(monkeypatch):
+    monkeypatch.setattr(task, "load_hierarchy", lambda name: task._tree_closure(3, 3))
+    model = _Table(num_nodes=40, dim=3)
+    model.graph_protocol = "reconstruction"
+    r = task.evaluate(model, hierarchy="synthetic", baselines=["spectral"])
+    assert r.config["protocol"] == "reconstruction" and r.n == 3 + 18 + 81
+    # the stand-in is the spectral embedding (float32 here, float64 there)
+    assert r.metrics["mean_rank"] == pytest.approx(r.baselines["spectral"]["mean_rank"], rel=1e-3)
+    assert r.metrics["map"] == pytest.approx(r.baselines["spectral"]["map"], rel=1e-3)
+
+
+def test_unknown_baseline_and_no_training():
+    with pytest.raises(ValueError, match="adamic_adar"):
+        task.evaluate(_Table(), graph="karate", baselines=["adamic-adar"])
+    model = _Table()
+    r = task.evaluate(model, graph="karate", baselines=["jaccard"], train_model=False)
+    assert "fitted_on" not in r.metrics and r.config["trained"] is False and set(r.baselines) == {"jaccard"}
+
+
+def test_size_mismatch_is_explained():
+    with pytest.raises(ValueError, match="num_nodes=77"):
+        task.evaluate(_Table(num_nodes=10), graph="les_miserables")
+
+
+def test_contract_checks():
+    m = _Table(num_nodes=8, dim=4)
+    task.check_output(m, m(task.example_input()))
+    with pytest.raises(AssertionError, match="d=4"):
+        task.check_output(m, torch.zeros(8, 3))
+    with pytest.raises(AssertionError):
+        task.check_output(m, torch.zeros(7, 4))
+    from zoo import registry
+
+    assert registry.task("graph_embed").evaluate == "zoo.tasks.graph_embed:evaluate"
