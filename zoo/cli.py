@@ -78,7 +78,8 @@ def cmd_plugins(a: argparse.Namespace) -> int:
         return 0
     for s in statuses:
         line = f"{s.id:<24} {s.dist or '-':<28} {s.version or '-':<10} {s.state:<9}"
-        detail = s.error if s.error else ", ".join(s.models + s.tasks)
+        names = s.models + s.tasks
+        detail = s.error if s.error else ", ".join(names[:8]) + (f", ... (+{len(names) - 8} more)" if len(names) > 8 else "")
         print(f"{line} {detail}")
     return 0
 

@@ -170,12 +170,26 @@ def plugin_table(data: dict[str, Any]) -> str:
     return "\n".join(rows) + f"\n\nAll {len(data['papers'])} catalogued papers: {summary} (see `registry.yaml`).\n"
 
 
+def task_table() -> str:
+    """The README's task list, made from the registered TaskSpecs."""
+    rows = ["| task | what it measures | baselines |", "|---|---|---|"]
+    for name, (spec, plugin_id) in sorted(registry.catalog().tasks.items()):
+        where = "" if plugin_id == "core" else f" (plugin {plugin_id})"
+        rows.append(f"| `{name}`{where} | {spec.description.replace('|', '/')} | {', '.join(spec.baselines) or '-'} |")
+    return "\n".join(rows) + "\n"
+
+
+def _replace_between(text: str, start: str, end: str, body: str) -> str:
+    if start not in text or end not in text:
+        return text
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{body}{end}{tail}"
+
+
 def readme_with_table(readme: str, data: dict[str, Any]) -> str:
-    if README_START not in readme or README_END not in readme:
-        return readme
-    head, rest = readme.split(README_START, 1)
-    _, tail = rest.split(README_END, 1)
-    return f"{head}{README_START}\n{plugin_table(data)}{README_END}{tail}"
+    readme = _replace_between(readme, README_START, README_END, plugin_table(data))
+    return _replace_between(readme, "<!-- tasks:start -->", "<!-- tasks:end -->", task_table())
 
 
 def sync_readme(path: str | os.PathLike, data: dict[str, Any]) -> None:
