@@ -8,7 +8,6 @@ import os
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Mapping
 
 from . import hubformat, registry, weights
@@ -74,7 +73,7 @@ def _build(spec: ModelSpec, plugin_id: str, args: dict[str, Any], overrides: dic
     model = builder(**kwargs)
     status = registry.catalog().statuses[plugin_id]
     model.zoo = Provenance(name=spec.name, plugin=plugin_id, plugin_version=status.version,
-                           distribution=status.dist, model_args=MappingProxyType(dict(kwargs)), task=spec.task)
+                           distribution=status.dist, model_args=dict(kwargs), task=spec.task)
     return model
 
 

@@ -239,7 +239,7 @@ def record(path: str | os.PathLike, plugin_id: str, key: str, value: Any) -> Non
 def _record_locked(path: Path, plugin_id: str, key: str, value: Any) -> None:
     data = load(path)
     for paper in data.get("papers", []):
-        if paper["id"] == plugin_id:
+        if plugin_id in (paper["id"], paper.get("plugin")):
             if key == "pretrained":
                 paper.setdefault("pretrained", {}).update(value)
             else:

@@ -133,3 +133,26 @@ def all_reduce_sum(values: list[float]) -> list[float]:
     t = torch.tensor(values, dtype=torch.float64)
     dist.all_reduce(t)
     return t.tolist()
+
+
+class torch_threads:
+    """``with torch_threads(1): ...`` runs the block with ``n`` torch threads, then restores the count.
+
+    Tiny models on a small, shared machine run much faster on one thread (measured here under load:
+    a SIREN step 0.84 s with 2 threads, 0.044 s with 1).
+    """
+
+    def __init__(self, n: int = 1):
+        self.n = n
+
+    def __enter__(self) -> "torch_threads":
+        import torch
+
+        self.before = torch.get_num_threads()
+        torch.set_num_threads(self.n)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import torch
+
+        torch.set_num_threads(self.before)

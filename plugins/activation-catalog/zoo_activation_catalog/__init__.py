@@ -1,0 +1,1 @@
+"""A referenced catalogue of activation functions, each a drop-in ``act_layer`` (see ``layers.get``)."""

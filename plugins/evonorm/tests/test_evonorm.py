@@ -1,0 +1,135 @@
+"""Conformance kit plus behaviour tests of EvoNorm-B0, EvoNorm-S0 and the tiny ResNets."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+import zoo
+from zoo.testing import check_plugin
+from zoo_evonorm.model import EvoNormB0, EvoNormS0, group_std, norm_act_layer, tiny_resnet
+
+MODELS = ("tinyresnet_evonorm_b0", "tinyresnet_evonorm_s0", "tinyresnet_bn_relu", "tinyresnet_gn_relu")
+
+
+def test_conformance(hub):
+    check_plugin("evonorm")
+
+
+def test_registered_models_and_claim():
+    names = {m for s in zoo.plugins() if s.id == "evonorm" for m in s.models}
+    assert names == set(MODELS)
+    assert zoo.registry.claim("evonorm").reproduce == "zoo_evonorm.reproduce:reproduce"
+
+
+def _set(layer: nn.Module, v1, gamma, beta) -> None:
+    with torch.no_grad():
+        for p, v in ((layer.v1, v1), (layer.weight, gamma), (layer.bias, beta)):
+            p.copy_(torch.tensor(v, dtype=torch.float32).view(1, -1, 1, 1))
+
+
+def test_b0_equation_train_and_eval():
+    torch.manual_seed(0)
+    x = torch.randn(3, 2, 4, 5) * 2 + 0.5
+    layer = EvoNormB0(2, eps=1e-5, momentum=0.25)
+    _set(layer, [0.7, -1.3], [1.5, 0.5], [0.1, -0.2])
+    y = layer.train()(x)
+    ref = torch.empty_like(x)
+    for c in range(2):
+        xc = x[:, c]
+        batch_std = math.sqrt(xc.flatten().var(unbiased=False).item() + 1e-5)
+        for b in range(3):
+            inst_std = math.sqrt(xc[b].flatten().var(unbiased=False).item() + 1e-5)
+            v1, g, be = layer.v1[0, c, 0, 0].item(), layer.weight[0, c, 0, 0].item(), layer.bias[0, c, 0, 0].item()
+            den = torch.clamp(v1 * xc[b] + inst_std, min=batch_std)
+            ref[b, c] = xc[b] / den * g + be
+    torch.testing.assert_close(y, ref)
+    # running variance: BatchNorm's rule (unbiased batch variance, momentum 0.25 from 1)
+    n = 3 * 4 * 5
+    expected = 0.75 + 0.25 * x.var(dim=(0, 2, 3), unbiased=False) * n / (n - 1)
+    torch.testing.assert_close(layer.running_var.flatten(), expected)
+    # eval mode uses the running variance, so one sample's output no longer depends on the others
+    layer.eval()
+    alone = layer(x[:1])
+    torch.testing.assert_close(alone, layer(x)[:1])
+    den = torch.maximum((layer.running_var + 1e-5).sqrt(),
+                        layer.v1 * x[:1] + (x[:1].var(dim=(2, 3), unbiased=False, keepdim=True) + 1e-5).sqrt())
+    torch.testing.assert_close(alone, x[:1] / den * layer.weight + layer.bias)
+
+
+def test_b0_train_mode_depends_on_the_batch_s0_does_not():
+    torch.manual_seed(1)
+    x, other = torch.randn(2, 8, 4, 4), torch.randn(2, 8, 4, 4) * 5
+    b0, s0 = EvoNormB0(8).train(), EvoNormS0(8, groups=4).train()
+    assert not torch.allclose(b0(x)[:1], b0(torch.cat([x[:1], other]))[:1])
+    torch.testing.assert_close(s0(x)[:1], s0(torch.cat([x[:1], other]))[:1])
+    torch.testing.assert_close(s0.train()(x), s0.eval()(x))  # no running statistics
+
+
+def test_s0_equation_on_known_input():
+    torch.manual_seed(2)
+    x = torch.randn(2, 4, 3, 3)
+    layer = EvoNormS0(4, groups=2, eps=1e-5)
+    _set(layer, [1.0, 0.5, -2.0, 0.0], [1.0, 2.0, 0.5, 1.0], [0.0, 0.1, 0.2, -0.3])
+    y = layer(x)
+    ref = torch.empty_like(x)
+    for b in range(2):
+        for c in range(4):
+            grp = x[b, (c // 2) * 2:(c // 2) * 2 + 2]
+            std = math.sqrt(grp.flatten().var(unbiased=False).item() + 1e-5)
+            v1, g, be = (layer.v1[0, c, 0, 0], layer.weight[0, c, 0, 0], layer.bias[0, c, 0, 0])
+            ref[b, c] = x[b, c] * torch.sigmoid(v1 * x[b, c]) / std * g + be
+    torch.testing.assert_close(y, ref)
+    # v1 = 0 gives sigmoid(0) = 1/2: a plain (uncentered) group normalization, halved
+    assert torch.allclose(y[:, 3], x[:, 3] * 0.5 / group_std(x, 2)[:, 3] - 0.3)
+
+
+def test_initial_values_and_parameter_counts():
+    for layer in (EvoNormB0(16), EvoNormS0(16)):
+        assert torch.equal(layer.v1, torch.ones(1, 16, 1, 1)) and torch.equal(layer.weight, torch.ones(1, 16, 1, 1))
+        assert torch.equal(layer.bias, torch.zeros(1, 16, 1, 1))
+        assert sum(p.numel() for p in layer.parameters()) == 3 * 16
+    with pytest.raises(ValueError, match="multiple of groups"):
+        EvoNormS0(6, groups=4)
+    with pytest.raises(ValueError, match="unknown norm_act"):
+        norm_act_layer("layernorm")
+
+
+@pytest.mark.parametrize("norm_act, kind", [("evonorm_b0", EvoNormB0), ("evonorm_s0", EvoNormS0),
+                                            ("bn_relu", nn.BatchNorm2d), ("gn_relu", nn.GroupNorm)])
+def test_every_norm_act_layer_is_swapped(norm_act, kind):
+    model = tiny_resnet(norm_act=norm_act)
+    assert sum(isinstance(m, kind) for m in model.modules()) == 2 * 3 + 1  # two per block, three blocks, final
+    assert model(torch.rand(5, 1, 8, 8)).shape == (5, 10)
+
+
+def test_same_seed_same_conv_weights_across_rows():
+    from zoo_evonorm.reproduce import build
+
+    ref = {k: v for k, v in build("tinyresnet_bn_relu", 3).state_dict().items() if "conv" in k or "head" in k}
+    assert ref
+    for name in MODELS[:2] + MODELS[3:]:
+        sd = build(name, 3).state_dict()
+        assert all(torch.equal(sd[k], v) for k, v in ref.items()), name
+
+
+def test_gradients_reach_v1():
+    model = zoo.create("tinyresnet_evonorm_b0")
+    nn.functional.cross_entropy(model(torch.rand(4, 1, 8, 8)), torch.tensor([0, 1, 2, 3])).backward()
+    layers = [m for m in model.modules() if isinstance(m, EvoNormB0)]
+    assert all(m.v1.grad is not None and torch.isfinite(m.v1.grad).all() for m in layers)
+    assert any(m.v1.grad.abs().sum() > 0 for m in layers)
+
+
+def test_quick_reproduce_is_well_formed():
+    from zoo_evonorm.reproduce import reproduce
+
+    result = reproduce(quick=True)
+    assert isinstance(result, zoo.ClaimResult) and result.plugin == "evonorm"
+    assert len(result.table) == 10 and any("task baseline (cnn-ln-relu)" in k for k in result.table)
+    for row in result.table.values():
+        assert 0.0 <= row["test_acc_mean"] <= 1.0 and row["ms_per_step"] > 0 and row["params"] > 0
+    assert result.passed == all(result.settings["checks"].values())
+    assert result.settings["process_time_s"] > 0 and "QUICK RUN" in result.summary

@@ -1,0 +1,1 @@
+"""EvoNorms: normalization and activation fused into one evolved layer (EvoNorm-B0, EvoNorm-S0)."""

@@ -1,0 +1,1 @@
+"""SmartMixed: each neuron picks its activation function (Gumbel-softmax phase), then the choice is frozen."""
