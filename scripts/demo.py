@@ -2,8 +2,9 @@
 
 1. start a local Hugging Face-compatible hub (`zoo hub serve`) on a free port;
 2. list plugins and models;
-3. train the pretrained tags with their recipes and push them to the hub (`zoo train NAME.TAG --push`);
-4. in a fresh process with HF_HUB_OFFLINE=1 and the endpoint on a dead port, create them again with
+3. train the pretrained tags with their recipes and push them to the hub (`zoo train NAME.TAG --push`),
+   then create them once through the hub (`zoo create NAME.TAG`: pinned, verified, cached);
+4. stop the hub; in a fresh process with HF_HUB_OFFLINE=1 and the endpoint on a dead port, create them again with
    pretrained=True from the cache alone, evaluate them on their task next to the task's baselines,
    and print one table.
 
@@ -74,6 +75,8 @@ def main() -> int:
         zoo_cmd("list", "--pretrained", env=env)
         for tag in TAGS:
             zoo_cmd("train", tag, "--push", "--no-record", env=env)
+        for tag in TAGS:  # pull once through the hub: resolves main to the pushed commit and fills the cache
+            zoo_cmd("create", tag, env=env)
     finally:
         hub.terminate()
         hub.wait(10)
