@@ -1,0 +1,58 @@
+import math
+
+import torch
+
+from zoo.nn.inr import count_params
+from zoo.testing import check_plugin
+from zoo_doh_hypernet.model import DOH
+from zoo_doh_hypernet.reproduce import reproduce
+
+TINY = {"latent_dim": 8, "hidden": 4, "layers": 2, "inner_steps": 2}
+
+
+def test_conformance(hub):
+    check_plugin("doh-hypernet", overrides={"doh_siren": TINY})
+
+
+def test_no_trainable_shared_parameters_and_fixed_seeded_projections():
+    a, b, c = DOH(**TINY), DOH(**TINY), DOH(**TINY, seed=1)
+    assert count_params(a) == 0  # decoder-only: nothing shared is trained
+    assert torch.equal(a.P0_w, b.P0_w) and not torch.equal(a.P0_w, c.P0_w)
+    assert a.P0_w.shape == (4 * 2, 8) and a.P2_b.shape == (1, 8)
+    assert a.target_params == (2 * 4 + 4) + (4 * 4 + 4) + (4 + 1)
+
+
+def test_weights_are_scaled_random_projections_of_the_latent():
+    m = DOH(latent_dim=16, hidden=4, layers=2)
+    z = torch.randn(3, 16)
+    (w0, b0), (w1, _), _ = m.weights(z)
+    assert torch.allclose(w0, (z @ m.P0_w.T).reshape(3, 4, 2) * (1 / 2) / math.sqrt(3))  # first layer: U(-1/in, 1/in) std
+    assert torch.allclose(w1, (z @ m.P1_w.T).reshape(3, 4, 4) * (math.sqrt(6 / 4) / 30) / math.sqrt(3))
+    assert torch.allclose(b0, (z @ m.P0_b.T) * (1 / math.sqrt(2)) / math.sqrt(3))
+
+
+def test_decode_is_the_generated_siren():
+    m = DOH(latent_dim=16, hidden=4, layers=2)
+    z, coords = torch.randn(2, 16), torch.rand(5, 2) * 2 - 1
+    out = m.decode(z, coords)
+    for i in range(2):
+        (w0, b0), (w1, b1), (w2, b2) = [(w[i], b[i]) for w, b in m.weights(z)]
+        h = torch.sin(30 * (coords @ w0.T + b0))
+        h = torch.sin(30 * (h @ w1.T + b1))
+        assert torch.allclose(out[i], h @ w2.T + b2, atol=1e-5)
+
+
+def test_latent_optimisation_lowers_the_error_and_only_the_latent_changes():
+    m = DOH(latent_dim=32, hidden=8, layers=2, inner_steps=40)
+    before = {k: v.clone() for k, v in m.state_dict().items()}
+    x = torch.rand(2, 6, 6, 1)
+    _, losses = m.encode(x)
+    assert losses[-1] < losses[0]
+    assert all(torch.equal(before[k], v) for k, v in m.state_dict().items())
+    assert m.memory_bytes() == 4 * 32 + 8
+
+
+def test_quick_reproduction_is_well_formed():
+    r = reproduce(quick=True)
+    assert set(r.table) == {"doh m=8", "doh m=16", "siren ~8 params", "siren ~16 params"}
+    assert isinstance(r.passed, bool)

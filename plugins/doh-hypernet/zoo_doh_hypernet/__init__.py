@@ -1,0 +1,1 @@
+"""D'OH: decoder-only random hypernetworks (Gordon et al. 2024) for zoo."""

@@ -1,0 +1,51 @@
+import torch
+
+from zoo.tasks.signal_set import coord_grid
+from zoo.testing import check_plugin
+from zoo_gon.model import ImplicitGON
+from zoo_gon.reproduce import reproduce
+
+TINY = {"hidden": 8, "layers": 2, "latent_dim": 4}
+
+
+def test_conformance(hub):
+    check_plugin("gon", overrides={"gon_implicit": TINY})
+
+
+def test_latent_is_negative_gradient_at_origin_per_datum():
+    torch.manual_seed(0)
+    m = ImplicitGON(**TINY)
+    x = torch.rand(3, 16, 1)
+    coords = coord_grid(4, 4)
+    z = m.encode(x, coords)
+    for i in range(3):  # each datum alone: z_i = -d/dz0 sum_pixels (F(c, z0) - x_i)^2 at z0 = 0
+        z0 = torch.zeros(1, 4, requires_grad=True)
+        loss = ((m.decode(z0, coords) - x[i:i + 1]) ** 2).sum()
+        (g,) = torch.autograd.grad(loss, z0)
+        assert torch.allclose(z[i], -g[0], atol=1e-6)
+
+
+def test_siren_input_is_coords_and_latent():
+    m = ImplicitGON(**TINY)
+    assert m.net.body[0].linear.in_features == 2 + 4
+    assert m.net.body[0].w0 == 30.0
+
+
+def test_training_is_second_order():
+    torch.manual_seed(0)
+    m = ImplicitGON(**TINY)
+    x = torch.rand(2, 4, 4, 1)
+    full = torch.autograd.grad(m.training_loss(x), list(m.parameters()))
+    # the same loss with the latent treated as a constant (first order only) has different gradients
+    coords = coord_grid(4, 4)
+    z = m.encode(x.reshape(2, 16, 1), coords).detach()
+    first = torch.autograd.grad(m.loss(m.decode(z, coords), x.reshape(2, 16, 1)).mean(), list(m.parameters()))
+    assert any(not torch.allclose(a, b) for a, b in zip(full, first, strict=True))
+
+
+def test_quick_reproduction_is_well_formed():
+    r = reproduce(quick=True)
+    assert set(r.table) == {"gon_implicit", "ae-2x", "ae"}
+    assert isinstance(r.passed, bool)
+    p = r.table["gon_implicit"]["params"]
+    assert abs(r.table["ae-2x"]["params"] - 2 * p) / (2 * p) < 0.15

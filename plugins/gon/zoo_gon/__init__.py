@@ -1,0 +1,1 @@
+"""Gradient Origin Networks (Bond-Taylor & Willcocks, ICLR 2021) for zoo."""

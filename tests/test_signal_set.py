@@ -1,0 +1,65 @@
+import pytest
+import torch
+
+from zoo import registry
+from zoo.nn.inr import count_params
+from zoo.tasks import signal_set as task
+
+
+def test_load_set_split_is_seeded_disjoint_and_in_range():
+    a = task.load_set("digits", 16, n_train=20, n_test=10, seed=0)
+    b = task.load_set("digits", 16, n_train=20, n_test=10, seed=0)
+    c = task.load_set("digits", 16, n_train=20, n_test=10, seed=1)
+    assert a.train.shape == (20, 16, 16, 1) and a.test.shape == (10, 16, 16, 1)
+    assert torch.equal(a.train, b.train) and not torch.equal(a.train, c.train)
+    assert float(a.train.min()) >= 0 and float(a.train.max()) <= 1
+    flat_tr, flat_te = a.train.reshape(20, -1), a.test.reshape(10, -1)
+    assert torch.cdist(flat_tr, flat_te).min() > 0  # no held-out image is a training image
+    assert torch.equal(a.coords, task.coord_grid(16, 16))
+
+
+def test_faces_and_native_digits():
+    f = task.load_set("faces", 25)
+    assert f.train.shape == (80, 25, 25, 1) and f.test.shape == (20, 25, 25, 1)
+    from sklearn.datasets import load_digits
+
+    d = task.load_set("digits", 8, n_train=5, n_test=5)
+    raw = torch.tensor(load_digits().images / 16.0, dtype=torch.float32)
+    assert any(torch.allclose(d.train[0, ..., 0], r) for r in raw)  # size 8: the original pixels
+    with pytest.raises(ValueError):
+        task.load_set("faces", 25, n_train=90, n_test=20)
+    with pytest.raises(ValueError):
+        task.load_set("mnist")
+
+
+def test_baseline_sizes_and_fit_reduces_error():
+    s = task.load_set("digits", 8, n_train=64, n_test=32)
+    ae = task.build_baseline("ae", 3000, s, latent_dim=8)
+    ae2 = task.build_baseline("ae-2x", 3000, s, latent_dim=8)
+    assert abs(count_params(ae) - 3000) / 3000 < 0.1 and abs(count_params(ae2) - 6000) / 6000 < 0.1
+    before = task.score(ae, s)["mse_test"]
+    fig = ae.fit(s, steps=60, seed=0)
+    assert len(fig["losses"]) == 60
+    assert task.score(ae, s)["mse_test"] < before
+
+
+def test_contract_and_spec():
+    spec = registry.task("signal_set_fit")
+    assert spec.baselines == ("ae", "ae-2x")
+    x = task.example_input()
+    ae = task.MLPAutoencoder((8, 8, 1), 8, 4)
+    task.check_output(ae, ae(x))
+    with pytest.raises(AssertionError):
+        task.check_output(ae, ae(x)[:1])
+
+
+def test_evaluate_returns_model_and_baseline_rows():
+    s = task.load_set("digits", 8, n_train=32, n_test=16)
+    torch.manual_seed(0)
+    model = task.MLPAutoencoder((8, 8, 1), 16, 4)
+    r = task.evaluate(model, steps=5, signal_set=s)
+    assert r.task == "signal_set_fit" and set(r.baselines) == {"ae", "ae-2x"}
+    assert {"mse_test", "psnr_test", "params", "steps"} <= set(r.metrics)
+    assert r.baselines["ae-2x"]["params"] > r.baselines["ae"]["params"]
+    with pytest.raises(ValueError):
+        task.evaluate(model, budget_s=1.0, signal_set=s)
