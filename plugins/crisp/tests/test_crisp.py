@@ -1,0 +1,68 @@
+"""Conformance kit plus behaviour tests of CRISP's in-training k-means and the post-hoc comparison."""
+from __future__ import annotations
+
+import torch
+from torch.nn import functional as F
+
+from zoo.testing import check_plugin
+from zoo.tasks.retrieval_data import VectorSets
+from zoo_crisp.model import cluster_counts, crisp, kmeans_pool, posthoc
+
+
+def test_conformance(hub):
+    small = {"d_model": 16, "out_dim": 8}
+    check_plugin("crisp", overrides={"crisp_colbert": small, "colbert_posthoc_kmeans": small})
+
+
+def test_cluster_counts_fixed_and_fractional():
+    n = torch.tensor([1, 4, 9, 32])
+    assert cluster_counts(n, 8).tolist() == [1, 4, 8, 8]
+    assert cluster_counts(n, 0.25).tolist() == [1, 1, 3, 8]
+
+
+def test_kmeans_recovers_planted_groups_and_masks_padding():
+    g = torch.Generator().manual_seed(0)
+    centers = torch.eye(6)[:3]
+    toks = torch.cat([F.normalize(c + 0.05 * torch.randn(3, 6, generator=g), dim=-1) for c in centers])  # 9 tokens
+    x = torch.zeros(2, 10, 6)
+    x[0, :9] = toks
+    x[1, :2] = toks[:2]
+    mask = torch.zeros(2, 10, dtype=torch.bool)
+    mask[0, :9] = True
+    mask[1, :2] = True
+    cent, cmask = kmeans_pool(x, mask, 3)
+    assert cmask.tolist() == [[True, True, True], [True, True, False]]
+    assert torch.allclose((cent[0] @ centers.T).max(0).values, torch.ones(3), atol=0.01)  # one centroid per group
+    assert torch.allclose(cent[1, :2], toks[:2], atol=1e-6) and torch.equal(cent[1, 2], torch.zeros(6))
+
+
+def test_centroids_carry_gradients():
+    x = F.normalize(torch.randn(1, 8, 4), dim=-1).requires_grad_(True)
+    cent, _ = kmeans_pool(x, torch.ones(1, 8, dtype=torch.bool), 2)
+    cent.sum().backward()
+    assert x.grad is not None and x.grad.abs().sum() > 0
+
+
+def test_crisp_clusters_in_training_and_posthoc_only_at_inference():
+    torch.manual_seed(0)
+    docs = VectorSets.from_list([F.normalize(torch.randn(n, 64), dim=-1) for n in (12, 5, 20)])
+    for build, in_training in ((crisp, True), (posthoc, False)):
+        torch.manual_seed(0)
+        m = build(doc_clusters=4)
+        m.train()
+        assert docs.lengths.tolist() != m.encode_docs(docs).lengths.tolist() or not in_training
+        assert m.encode_docs(docs).lengths.tolist() == ([4, 4, 4] if in_training else [12, 5, 20])
+        m.eval()
+        assert m.encode_docs(docs).lengths.tolist() == [4, 4, 4]
+        assert m.encode_queries(docs).lengths.tolist() == [12, 5, 20]  # queries unclustered by default
+    frac = crisp(doc_clusters=0.25).eval()
+    assert frac.encode_docs(docs).lengths.tolist() == [3, 2, 5]
+
+
+def test_quick_reproduce_is_well_formed():
+    from zoo_crisp.reproduce import reproduce
+
+    out = reproduce(quick=True)
+    assert out.plugin == "crisp" and isinstance(out.passed, bool)
+    assert set(out.table) == {"unpruned", "post-hoc k-means K=4", "CRISP K=4"}
+    assert out.table["CRISP K=4"]["vectors_per_doc"] == out.table["post-hoc k-means K=4"]["vectors_per_doc"] == 4

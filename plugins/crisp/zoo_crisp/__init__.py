@@ -1,0 +1,1 @@
+"""CRISP (Veneroso et al. 2025): multi-vector retrieval trained with k-means clustering inside the loss."""
