@@ -105,10 +105,8 @@ def cmd_eval(a: argparse.Namespace) -> int:
     kwargs = _kv(a.set)
     if a.out:
         kwargs["out_dir"] = a.out
-    if a.task in (None, "digits_classify"):
-        kwargs.setdefault("progress", sys.stderr.isatty())
     result = evaluate(a.name, task=a.task, steps=a.steps, budget_s=a.budget, seed=a.seed,
-                      pretrained=a.pretrained, **kwargs)
+                      pretrained=a.pretrained, progress=sys.stderr.isatty(), **kwargs)
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun, rank 0 reports
         return 0
     if a.json:
@@ -136,7 +134,7 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     cpu = time.process_time() - cpu0
     import torch
 
-    result.settings = {**result.settings, "cpu_seconds": round(cpu, 1), "torch_threads": torch.get_num_threads()}
+    result.settings = {"torch_threads_at_exit": torch.get_num_threads(), **result.settings, "cpu_seconds": round(cpu, 1)}
     print(result.render())
     print(f"\n{result.seconds:.0f} s wall, {cpu:.0f} s CPU in this process, {torch.get_num_threads()} torch threads")
     target = _registry_file(a.registry)

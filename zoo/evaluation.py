@@ -1,6 +1,7 @@
 """``zoo.evaluate``: run a model (or a name) on its standard task."""
 from __future__ import annotations
 
+import inspect
 import logging
 from typing import Any
 
@@ -11,11 +12,13 @@ log = logging.getLogger(__name__)
 
 
 def evaluate(model_or_name: Any, task: str | None = None, *, budget_s: float | None = None,
-             steps: int | None = None, seed: int = 0, pretrained: bool | None = None, **kwargs: Any):
+             steps: int | None = None, seed: int = 0, pretrained: bool | None = None, progress: bool = False,
+             **kwargs: Any):
     """Evaluate a model on a task and return a ``Result`` with the task's baselines beside it.
 
     A name is created first (``pretrained`` defaults to True for ``arch.tag``/``hf-hub:`` names).
-    Models without pretrained weights are trained under the task's budget first.
+    Models without pretrained weights are trained under the task's budget first. ``progress=True``
+    shows the task's progress bars (the CLI does on a terminal).
 
     >>> r = zoo.evaluate("derf_vit", steps=100)  # doctest: +SKIP
     >>> print(r.table("derf_vit"))               # doctest: +SKIP
@@ -38,4 +41,7 @@ def evaluate(model_or_name: Any, task: str | None = None, *, budget_s: float | N
         raise TaskNotFound("this model names no task; pass task=... (see `zoo list` for each model's task)")
     spec = registry.task(task)
     fn = resolve_target(spec.evaluate)
+    params = inspect.signature(fn).parameters
+    if progress and ("progress" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())):
+        kwargs["progress"] = True  # progress bars only where the task draws them, and only when asked
     return fn(model, budget_s=budget_s, steps=steps, seed=seed, **kwargs)

@@ -1,4 +1,18 @@
 """Specs of the layer family's tasks (torch-free; each task's code is its own module in zoo/tasks/)."""
-from ..specs import TaskSpec  # noqa: F401
+from ..specs import TaskSpec
 
-TASKS: list = []
+TASKS: list = [
+    TaskSpec(
+        name="formula_regress",
+        contract="model(x: (B, d) in [-1, 1]) -> (B, 1); builders take in_features (default 2) and the task "
+                 "rebuilds the model per formula with zoo.create(model.zoo.name, **{**model.zoo.model_args, "
+                 "'in_features': d})",
+        evaluate="zoo.tasks.formula:evaluate",
+        example_input="zoo.tasks.formula:example_input",
+        check_output="zoo.tasks.formula:check_output",
+        baselines=("mlp", "kan"),
+        description="symbolic formulas of the KAN paper (toy, special functions, Feynman), 1000/1000 fixed "
+                    "points, full-batch Adam for a step budget; relative RMSE per formula, mean and geometric "
+                    "mean, next to an MLP and a B-spline KAN at the model's parameter count",
+    ),
+]

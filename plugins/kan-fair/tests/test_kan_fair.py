@@ -1,0 +1,92 @@
+import pytest
+import torch
+
+from zoo.nn.kan import BSplineKANLayer, bspline_basis
+from zoo.tasks.formula import torch_threads
+from zoo.testing import check_plugin
+from zoo_kan_fair import harness
+from zoo_kan_fair.model import BSplineActivation, BSplineMLP, bspline_mlp, mlp_digits
+from zoo_kan_fair.reproduce import digits_models
+
+SMALL = {"bspline_mlp": {"hidden": 4}, "bspline_mlp_digits": {"hidden": 4}, "kan_digits": {"hidden": 2},
+         "gelu_mlp_digits": {"hidden": 4}}
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    with torch_threads(1):  # tiny networks: extra threads only contend
+        yield
+
+
+def test_conformance(hub):
+    check_plugin("kan-fair", overrides=SMALL)
+
+
+def test_bspline_activation_is_one_spline_per_neuron():
+    torch.manual_seed(0)
+    act = BSplineActivation(3, grid_size=4)
+    assert act.coef.shape == (3, 7)
+    x = torch.rand(10, 3) * 2 - 1
+    want = (bspline_basis(x, act.grid, 3) * act.coef).sum(-1)
+    assert torch.allclose(act(x), want)
+    with torch.no_grad():
+        act.coef[1].zero_()
+    assert torch.equal(act(x)[:, 1], torch.zeros(10))  # neurons do not share their spline
+    assert not torch.equal(act(x)[:, 0], torch.zeros(10))
+
+
+def test_bspline_activation_starts_near_zero():
+    torch.manual_seed(0)
+    act = BSplineActivation(64, grid_size=5, noise_scale=0.1)
+    assert float(act(torch.rand(100, 64) * 2 - 1).detach().abs().max()) < 0.1 / 5
+
+
+def test_bspline_mlp_layout():
+    net = bspline_mlp(in_features=3, hidden=5, depth=2)
+    assert isinstance(net, BSplineMLP)
+    kinds = [type(m).__name__ for m in net]
+    assert kinds == ["Linear", "BSplineActivation", "Linear", "BSplineActivation", "Linear"]
+    assert net(torch.rand(4, 3)).shape == (4, 1)
+
+
+def test_flops_follow_the_papers_accounting():
+    mlp = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.GELU(), torch.nn.Linear(4, 2))
+    assert harness.flops(mlp) == 2 * 3 * 4 + 14 * 4 + 2 * 4 * 2
+    k, g = 3, 5
+    spline = 9 * k * (g + 1.5 * k) + 2 * g - 2.5 * k - 1
+    layer = torch.nn.Sequential(BSplineKANLayer(3, 2, grid_size=g, spline_order=k))
+    assert harness.flops(layer) == 3 * 2 * (spline + 2) + 5 * 3 + 2 * 3 * 2  # edges + SiLU shortcut
+    assert harness.flops(BSplineActivation(4, grid_size=g)) == 4 * spline
+    with pytest.raises(TypeError):
+        harness.flops(torch.nn.Conv2d(1, 1, 3))
+
+
+def test_digits_networks_are_matched_in_parameters():
+    models = digits_models(0)
+    target = harness.count_params(models["KAN"])
+    assert target == 740 * 10  # KAN([64, 10, 10]): (G + k + 2) = 10 per edge
+    for m in models.values():
+        assert abs(harness.count_params(m) - target) / target < 0.02
+        assert m(torch.rand(2, 1, 8, 8)).shape == (2, 10)
+
+
+def test_class_incremental_protocol():
+    torch.manual_seed(0)
+    out = harness.class_incremental(mlp_digits(hidden=8), steps_per_task=3)
+    assert set(out) == {"average_accuracy", "bwt", "forgetting", "acc_after_own_task"}
+    assert out["forgetting"] == pytest.approx(-out["bwt"])
+    assert 0.0 <= out["average_accuracy"] <= 1.0
+    # a network that learned each task and then lost it shows positive forgetting
+    torch.manual_seed(0)
+    out = harness.class_incremental(mlp_digits(hidden=32), tasks=((0, 1), (2, 3)), steps_per_task=100)
+    assert out["acc_after_own_task"] > 0.9 and out["forgetting"] > 0.3
+
+
+def test_quick_reproduce_is_well_formed():
+    from zoo_kan_fair.reproduce import reproduce
+
+    res = reproduce(quick=True)
+    assert res.plugin == "kan-fair" and set(res.table) == {"MLP", "KAN", "B-spline MLP"}
+    assert "QUICK RUN" in res.summary and len(res.settings["parts"]) == 4
+    for row in res.table.values():
+        assert {"digits_acc_mean", "formula_rel_rmse_gmean_mean", "cl_forgetting_mean", "digits_flops"} <= set(row)

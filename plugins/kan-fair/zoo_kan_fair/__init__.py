@@ -1,0 +1,1 @@
+"""KANbeFair: a parameter- and FLOP-matched comparison of KAN, MLP and the B-spline MLP."""

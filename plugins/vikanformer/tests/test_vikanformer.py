@@ -1,0 +1,86 @@
+import math
+
+import pytest
+import torch
+
+from zoo.nn.backbones import TinyViT
+from zoo.nn.kan import KAN, RBFKANLayer
+from zoo.tasks.formula import count_params, torch_threads
+from zoo.testing import check_plugin
+from zoo_vikanformer.model import (MATCHED_HIDDEN, VARIANTS, ExplicitAttention, FourierKANLayer, SineKANLayer,
+                                   vikanformer)
+
+SMALL = {f"vikanformer_{v}": {"depth": 1, "dim": 16, "heads": 2, "hidden": 3} for v in VARIANTS}
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    with torch_threads(1):
+        yield
+
+
+def test_conformance(hub):
+    check_plugin("vikanformer", overrides=SMALL)
+
+
+def test_each_variant_replaces_every_mlp_and_matches_the_baseline_size():
+    base = count_params(TinyViT())
+    kinds = {"vanilla": KAN, "efficient": KAN, "fast": RBFKANLayer, "sine": SineKANLayer, "fourier": FourierKANLayer}
+    for variant in VARIANTS:
+        model = vikanformer(variant)
+        assert model(torch.rand(2, 1, 8, 8)).shape == (2, 10)
+        assert all(any(isinstance(m, kinds[variant]) for m in b.mlp.modules()) for b in model.blocks)
+        assert not any(isinstance(m, torch.nn.GELU) for m in model.modules())
+        assert abs(count_params(model) - base) / base < 0.03, variant
+    assert MATCHED_HIDDEN["sine"] == 16
+    assert vikanformer("vanilla").blocks[0].mlp.layers[0].init == "kan"
+    assert vikanformer("efficient").blocks[0].mlp.layers[0].init == "efficient"
+
+
+def test_sinekan_layer_equation_and_init():
+    torch.manual_seed(0)
+    layer = SineKANLayer(3, 2, grid_size=4)
+    x = torch.rand(5, 3)
+    s = torch.sin(x.unsqueeze(-1) * layer.freq + layer.phase)
+    assert torch.allclose(layer(x), torch.einsum("nig,oig->no", s, layer.amplitude) + layer.bias, atol=1e-6)
+    assert torch.allclose(layer.freq, torch.arange(1, 5) / 5)  # g / (G + 1) after the first layer
+    assert torch.allclose(SineKANLayer(3, 2, 4, is_first=True).freq, torch.arange(1, 5).float())
+    scale = math.prod(0.9724108095811765 * i ** -0.9884401790754128 + 0.999449553483052 for i in range(1, 4))
+    assert layer.phase[0, 0] == pytest.approx(1 / 5 * scale, rel=1e-5)
+    assert layer.phase[2, 0] == pytest.approx((math.pi + 1 / 5) * scale, rel=1e-5)
+    assert "phase" not in dict(layer.named_parameters()) and torch.allclose(layer.bias, torch.full((2,), 0.5))
+    assert float(layer.amplitude.detach().abs().max()) <= 1 / 2  # U(-1, 1) / out / g
+
+
+def test_fourierkan_layer_equation():
+    torch.manual_seed(0)
+    layer = FourierKANLayer(2, 3, grid_size=4)
+    x = torch.rand(6, 2)
+    k = torch.arange(1, 5).float()
+    c, s = torch.cos(x.unsqueeze(-1) * k), torch.sin(x.unsqueeze(-1) * k)
+    want = torch.einsum("nik,oik->no", c, layer.coef[0]) + torch.einsum("nik,oik->no", s, layer.coef[1]) + layer.bias
+    assert torch.allclose(layer(x), want, atol=1e-6)
+    assert abs(float(layer.coef.detach().std()) * math.sqrt(2 * 4) - 1) < 0.4  # N(0, 1) / (sqrt(in) sqrt(G))
+
+
+def test_flash_and_explicit_attention_agree():
+    torch.manual_seed(0)
+    model = vikanformer("fourier", depth=1)
+    assert isinstance(model.blocks[0].attn, ExplicitAttention)
+    fused = vikanformer("fourier", depth=1, flash=True)
+    fused.load_state_dict(model.state_dict())
+    x = torch.rand(3, 1, 8, 8)
+    assert torch.allclose(model(x), fused(x), atol=1e-5)
+    assert not isinstance(fused.blocks[0].attn, ExplicitAttention)
+    with pytest.raises(ValueError):
+        vikanformer("chebyshev")
+
+
+def test_quick_reproduce_is_well_formed():
+    from zoo_vikanformer.reproduce import reproduce
+
+    res = reproduce(quick=True)
+    assert res.plugin == "vikanformer" and "QUICK RUN" in res.summary
+    assert set(res.table) == {"MLP ViT", "CNN", *VARIANTS, "sine+flash"}
+    assert res.table["MLP ViT"]["time_vs_mlp_vit"] == 1.0
+    assert all(0.0 <= res.table[v]["accuracy"] <= 1.0 for v in VARIANTS)

@@ -1,0 +1,1 @@
+"""ViKANformer: Vision Transformers whose feed-forward layers are KANs (B-spline, efficient, RBF, sine, Fourier)."""

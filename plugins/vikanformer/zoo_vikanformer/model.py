@@ -1,0 +1,160 @@
+"""ViKANformer: the reference TinyViT with each block's MLP replaced by a two-layer KAN ``[D, h, D]``.
+
+S & M 2025, "ViKANformer: Embedding Kolmogorov Arnold Networks in Vision Transformers for
+Pattern-Based Learning" (arXiv:2503.01124): five KAN expansions of the feed-forward sub-layer, and
+optionally fused ("flash") attention. Each expansion follows the paper it comes from:
+
+- ``vanilla``: B-spline KAN, Liu et al. 2024 (``zoo.nn.kan.BSplineKANLayer``, the paper's init).
+- ``efficient``: efficient-kan (github.com/Blealtan/efficient-kan): the same B-spline edge
+  ``w_b silu(x) + w_s spline(x)``, computed as one matmul over the bases, Kaiming-uniform ``w_b, w_s``.
+  Our vanilla layer is vectorised the same way, so only the initialisation differs here.
+- ``fast``: FastKAN, Li 2024 (arXiv:2405.06721): LayerNorm, Gaussian RBFs on 8 centres in [-2, 2],
+  plus ``Linear(silu(x))`` (``zoo.nn.kan.RBFKANLayer``).
+- ``sine``: SineKAN, Reinhardt et al. 2024 (arXiv:2407.04149): ``y_o = sum_{i,g} A_oig sin(w_g x_i + p_ig) + b_o``.
+- ``fourier``: FourierKAN (github.com/GistNoesis/FourierKAN):
+  ``y_o = sum_{i,k} a_oik cos(k x_i) + b_oik sin(k x_i) + bias``.
+
+The paper's hyperparameter table was not available to us: hidden widths default to the values in
+``MATCHED_HIDDEN``, chosen so that every variant has the parameter count of the task's MLP ViT
+baseline (``vit-ln-gelu``, 4 blocks of D=64).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from zoo.nn.backbones import Attention, TinyViT
+from zoo.nn.kan import KAN, RBFKANLayer
+
+__all__ = ["SineKANLayer", "FourierKANLayer", "kan_ffn", "ViKANformer", "vikanformer", "VARIANTS", "MATCHED_HIDDEN"]
+
+VARIANTS = ("vanilla", "efficient", "fast", "sine", "fourier")
+# hidden width h of the [64, h, 64] KAN per variant: total parameters within 3% of TinyViT(D=64, depth 4,
+# mlp_ratio 2)'s (see tests/test_vikanformer.py)
+MATCHED_HIDDEN = {"vanilla": 13, "efficient": 13, "fast": 14, "sine": 16, "fourier": 13}
+
+# SineKAN's phase-scaling constants (Reinhardt et al. 2024, Sec. 2): the initial phases are multiplied by
+# prod_{i=1}^{G-1} (A i^-K + C), which keeps deep stacks stable.
+_SINE_A, _SINE_K, _SINE_C = 0.9724108095811765, 0.9884401790754128, 0.999449553483052
+
+
+class SineKANLayer(nn.Module):
+    """SineKAN layer: learnable frequencies ``w_g`` (shared over edges), amplitudes ``A``, fixed phases.
+
+    Init (the SineKAN paper and its code): ``w_g = g`` in the network's first layer and ``g / (G + 1)``
+    after it; phases ``p_ig = (pi * i / (in - 1) + g / (G + 1)) * prod_i (A i^-K + C)`` (a buffer);
+    amplitudes ``N(0, 0.4)`` (first layer) or ``U(-1, 1)``, divided by ``out * g``; bias ``1 / out``.
+
+    >>> SineKANLayer(3, 2)(torch.rand(5, 3)).shape
+    torch.Size([5, 2])
+    """
+
+    def __init__(self, in_features: int, out_features: int, grid_size: int = 8, is_first: bool = False,
+                 bias: bool = True):
+        super().__init__()
+        self.in_features, self.out_features, self.grid_size = in_features, out_features, grid_size
+        g = torch.arange(1, grid_size + 1, dtype=torch.float32)
+        self.freq = nn.Parameter(g if is_first else g / (grid_size + 1))
+        scale = math.prod(_SINE_A * i ** -_SINE_K + _SINE_C for i in range(1, grid_size))
+        phase = torch.linspace(0, math.pi, in_features).unsqueeze(1) + g / (grid_size + 1)
+        self.register_buffer("phase", phase * scale)
+        amp = torch.empty(out_features, in_features, 1)
+        amp.normal_(0, 0.4) if is_first else amp.uniform_(-1, 1)
+        self.amplitude = nn.Parameter(amp / out_features / g)
+        self.bias = nn.Parameter(torch.full((out_features,), 1.0 / out_features)) if bias else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s = torch.sin(x.unsqueeze(-1) * self.freq + self.phase)  # (..., in, G)
+        y = s.flatten(-2) @ self.amplitude.flatten(1).T
+        return y + self.bias if self.bias is not None else y
+
+
+class FourierKANLayer(nn.Module):
+    """FourierKAN layer: a truncated Fourier series per edge, ``grid_size`` frequencies ``k = 1..G``.
+
+    Coefficients ``N(0, 1) / (sqrt(in) * sqrt(G))`` (or ``/ (sqrt(in) * k^2)`` with ``smooth_init``).
+
+    >>> FourierKANLayer(3, 2)(torch.rand(5, 3)).shape
+    torch.Size([5, 2])
+    """
+
+    def __init__(self, in_features: int, out_features: int, grid_size: int = 5, bias: bool = True,
+                 smooth_init: bool = False):
+        super().__init__()
+        self.in_features, self.out_features, self.grid_size = in_features, out_features, grid_size
+        k = torch.arange(1, grid_size + 1, dtype=torch.float32)
+        norm = k ** 2 if smooth_init else torch.full_like(k, math.sqrt(grid_size))
+        self.register_buffer("k", k)
+        self.coef = nn.Parameter(torch.randn(2, out_features, in_features, grid_size) / (math.sqrt(in_features) * norm))
+        self.bias = nn.Parameter(torch.zeros(out_features)) if bias else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        kx = x.unsqueeze(-1) * self.k  # (..., in, G)
+        y = torch.cos(kx).flatten(-2) @ self.coef[0].flatten(1).T + torch.sin(kx).flatten(-2) @ self.coef[1].flatten(1).T
+        return y + self.bias if self.bias is not None else y
+
+
+class _Stack(nn.Sequential):
+    """Layers applied in order to ``(..., features)`` (KAN layers accept any leading shape)."""
+
+
+def kan_ffn(variant: str, dim: int, hidden: int, grid_size: int | None = None) -> nn.Module:
+    """The ``[dim, hidden, dim]`` KAN that replaces a block's MLP; ``grid_size`` defaults per variant
+    (B-spline 5, FastKAN 8 centres, SineKAN 8, FourierKAN 5)."""
+    if variant in ("vanilla", "efficient"):
+        return KAN([dim, hidden, dim], grid_size=grid_size or 5, spline_order=3,
+                   init="kan" if variant == "vanilla" else "efficient")
+    if variant == "fast":
+        return _Stack(RBFKANLayer(dim, hidden, num_grids=grid_size or 8), RBFKANLayer(hidden, dim, num_grids=grid_size or 8))
+    if variant == "sine":
+        return _Stack(SineKANLayer(dim, hidden, grid_size or 8, is_first=True), SineKANLayer(hidden, dim, grid_size or 8))
+    if variant == "fourier":
+        return _Stack(FourierKANLayer(dim, hidden, grid_size or 5), FourierKANLayer(hidden, dim, grid_size or 5))
+    raise ValueError(f"unknown ViKANformer variant {variant!r}; choose from {VARIANTS}")
+
+
+class ExplicitAttention(Attention):
+    """The core ViT attention written out (``softmax(q k^T / sqrt(d)) v``): the non-fused path."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        attn = F.softmax(q @ k.transpose(-2, -1) / math.sqrt(d // self.heads), dim=-1)
+        return self.proj((attn @ v).transpose(1, 2).reshape(b, n, d))
+
+
+class ViKANformer(TinyViT):
+    """``TinyViT`` with KAN feed-forward layers; ``flash=True`` keeps the fused SDPA attention.
+
+    ``variant="mlp"`` keeps the MLPs (the baseline with the same attention path).
+    """
+
+    def __init__(self, variant: str = "sine", hidden: int | None = None, grid_size: int | None = None,
+                 flash: bool = False, num_classes: int = 10, in_chans: int = 1, img_size: int = 8,
+                 patch_size: int = 2, dim: int = 64, depth: int = 4, heads: int = 4):
+        super().__init__(num_classes=num_classes, in_chans=in_chans, img_size=img_size, patch_size=patch_size,
+                         dim=dim, depth=depth, heads=heads)
+        if variant not in (*VARIANTS, "mlp"):
+            raise ValueError(f"unknown ViKANformer variant {variant!r}; choose from {VARIANTS} or 'mlp'")
+        for block in self.blocks:
+            if variant != "mlp":
+                block.mlp = kan_ffn(variant, dim, hidden or MATCHED_HIDDEN[variant], grid_size)
+            if not flash:
+                attn = ExplicitAttention(dim, heads)
+                attn.load_state_dict(block.attn.state_dict())
+                block.attn = attn
+        self.variant, self.flash = variant, flash
+
+
+def vikanformer(variant: str = "sine", hidden: int | None = None, grid_size: int | None = None, flash: bool = False,
+                num_classes: int = 10, in_chans: int = 1, img_size: int = 8, patch_size: int = 2, dim: int = 64,
+                depth: int = 4, heads: int = 4) -> ViKANformer:
+    """ViKANformer for digits_classify: ``(B, 1, 8, 8) -> (B, 10)``.
+
+    >>> vikanformer("fourier", depth=1)(torch.rand(2, 1, 8, 8)).shape
+    torch.Size([2, 10])
+    """
+    return ViKANformer(variant, hidden, grid_size, flash, num_classes, in_chans, img_size, patch_size, dim, depth, heads)
