@@ -59,7 +59,8 @@ def cmd_info(a: argparse.Namespace) -> int:
     print(f"{data['name']}  (plugin {data['plugin']}, {data['distribution']} {data['version']})")
     if data["paper"]:
         p = data["paper"]
-        print(f"paper:    {p['title']}" + (f" ({p['year']})" if p["year"] else "") + (f" arXiv:{p['arxiv']}" if p["arxiv"] else ""))
+        year = f" ({p['year']})" if p["year"] else ""
+        print(f"paper:    {p['title']}{year}" + (f" arXiv:{p['arxiv']}" if p["arxiv"] else ""))
     print(f"task:     {data['task']}")
     print(f"builder:  {data['builder']}  defaults {data['defaults']}")
     print(f"license:  {data['license']}")

@@ -158,7 +158,8 @@ def plugin_table(data: dict[str, Any]) -> str:
             continue
         models = ", ".join(f"`{m}`" + "".join(f" `.{t}`" for t in v["tags"]) for m, v in p.get("models", {}).items())
         repro = p.get("reproduction") or {}
-        outcome = f"{'pass' if repro.get('passed') else 'fail'} ({repro.get('date')}): {repro.get('summary', '')}" if repro else "not run"
+        verdict = "pass" if repro.get("passed") else "fail"
+        outcome = f"{verdict} ({repro.get('date')}): {repro.get('summary', '')}" if repro else "not run"
         outcome = outcome.replace("|", "/").replace("\n", " ")
         plugin = p.get("plugin", p["id"])
         rows.append(f"| [`{plugin}`]({p['path']}) | #{p['catalog']} {p['title']} | {models} | "

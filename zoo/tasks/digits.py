@@ -113,7 +113,7 @@ def accuracy(model: nn.Module, x: torch.Tensor | None = None, y: torch.Tensor | 
     keys = list(heads)
     correct = all_reduce_sum([float((heads[k].argmax(-1) == y[part]).sum()) for k in keys])
     out = {}
-    for key, c in zip(keys, correct):
+    for key, c in zip(keys, correct, strict=True):
         out[f"accuracy@{key}" if key else "accuracy"] = c / len(y)
     if "accuracy" not in out:
         out["accuracy"] = out[f"accuracy@{list(heads)[-1]}"]
@@ -156,7 +156,8 @@ def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | No
             raise ValueError(f"unknown {NAME} baseline {name!r}; choose from {sorted(BASELINES)}")
         base = build_baseline(name, seed)
         m = {"params": float(sum(p.numel() for p in base.parameters()))}
-        m.update(train(base, steps=steps, budget_s=budget_s, seed=seed, progress=f"train {name}" if progress else None, **train_kw))
+        label = f"train {name}" if progress else None
+        m.update(train(base, steps=steps, budget_s=budget_s, seed=seed, progress=label, **train_kw))
         m.update(accuracy(base))
         results[name] = m
     return Result(task=NAME, metrics=metrics, baselines=results, n=len(_split()[3]),
