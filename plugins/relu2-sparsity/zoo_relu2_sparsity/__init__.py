@@ -1,0 +1,1 @@
+"""ReLU² and the magnitude-threshold (CETT) activation sparsity of "ReLU² Wins" (Zhang et al. 2024)."""

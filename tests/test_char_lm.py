@@ -1,0 +1,108 @@
+import hashlib
+import math
+
+import pytest
+import torch
+
+import zoo
+from zoo.nn.gpt import GPT, capture_hidden, hidden_hooks
+from zoo.tasks import char_lm
+
+TINY = dict(dim=32, depth=2, heads=2, block_size=32, mlp_ratio=4.0)
+
+
+@pytest.fixture(scope="module")
+def small():
+    return char_lm.load_corpus(max_chars=40_000)
+
+
+def test_corpus_is_fixed_identified_and_split():
+    train, val, vocab = char_lm.load_corpus()
+    assert len(vocab) == char_lm.VOCAB_SIZE == 97 and vocab[1] == "\n" and vocab[2] == " "
+    assert len(train) + len(val) == len(char_lm.corpus_text())
+    assert abs(len(val) / (len(train) + len(val)) - 0.1) < 0.01
+    again = char_lm.load_corpus()
+    assert torch.equal(again[0], train) and torch.equal(again[1], val)
+    info = char_lm.corpus_info()
+    assert info["corpus_sha256"] == hashlib.sha256(char_lm.corpus_text().encode()).hexdigest()
+    if info["python"] in char_lm.EXPECTED_SHA256:
+        assert info["corpus_sha256"] == char_lm.EXPECTED_SHA256[info["python"]]
+    assert "def " in char_lm.decode(val[:5000])
+    assert float((train == 0).float().mean()) < 1e-3  # almost everything is in the vocabulary
+
+
+def test_encode_decode_round_trip_and_unknown_chars():
+    ids = char_lm.encode("def f(x):\n\treturn 'é'")
+    assert ids.dtype == torch.long and int(ids.max()) < 97
+    assert char_lm.decode(ids) == "def f(x):\n\ufffdreturn '\ufffd'"
+
+
+def test_gated_mlp_matches_parameters_and_norms_swap():
+    counts = {act: sum(p.numel() for p in GPT(act=act).parameters()) for act in ("relu", "gelu", "swiglu", "reglu")}
+    assert counts["relu"] == counts["gelu"]
+    assert abs(counts["swiglu"] - counts["gelu"]) / counts["gelu"] < 0.001
+    m = GPT(**TINY, norm_layer=torch.nn.RMSNorm, qk_norm=True)
+    assert not any(isinstance(x, torch.nn.LayerNorm) for x in m.modules())
+    assert sum(isinstance(x, torch.nn.RMSNorm) for x in m.modules()) == 2 * 4 + 1
+    assert m(torch.zeros(3, 32, dtype=torch.long)).shape == (3, 32, 97)
+    with pytest.raises(ValueError, match="block_size"):
+        m(torch.zeros(1, 33, dtype=torch.long))
+    with pytest.raises(ValueError, match="unknown activation"):
+        GPT(act="relu3")
+
+
+def test_hidden_hook_reads_and_replaces_activations():
+    torch.manual_seed(0)
+    m = GPT(**TINY, act="relu").eval()
+    x = torch.randint(0, 97, (2, 32))
+    with capture_hidden(m) as acts:
+        y = m(x)
+    assert sorted(acts) == [0, 1] and acts[0][0].shape == (2, 32, 128)
+    assert float((acts[0][0] == 0).float().mean()) > 0.2  # ReLU zeros
+    with hidden_hooks(m, lambda i, h: torch.zeros_like(h)):
+        y0 = m(x)
+    assert not torch.allclose(y, y0)
+    assert torch.equal(m(x), y)  # hooks are gone
+
+
+def test_training_learns_and_metrics(small):
+    torch.manual_seed(0)
+    m = char_lm.reference_gpt(**TINY, act="relu")
+    before = char_lm.val_loss(m, small, max_windows=32)
+    assert abs(before - math.log2(97)) < 0.3  # near uniform at init
+    fig = char_lm.train(m, small, steps=60, batch_size=8, lr=1e-2)
+    assert fig["steps"] == 60 and fig["seconds_per_step"] > 0
+    after = char_lm.val_loss(m, small, max_windows=32)
+    assert after < before - 1.0
+    sp = char_lm.activation_sparsity(m, small, max_windows=8)
+    assert set(sp) == {0, 1} and all(0.05 < v < 1.0 for v in sp.values())
+    looser = char_lm.activation_sparsity(m, small, threshold=0.05, max_windows=8)
+    assert all(looser[i] > sp[i] for i in sp)
+    gelu = char_lm.reference_gpt(**TINY, act="gelu")
+    assert max(char_lm.activation_sparsity(gelu, small, max_windows=4).values()) < 0.01
+
+
+def test_evaluate_reports_baselines_and_corpus(small):
+    torch.manual_seed(0)
+    m = char_lm.reference_gpt(**TINY, act="swiglu")
+    r = zoo.evaluate(m, task="char_lm", steps=3, baselines=["gpt-rms-relu"], data=small, batch_size=4)
+    assert r.task == "char_lm" and set(r.baselines) == {"gpt-rms-relu"}
+    base = r.baselines["gpt-rms-relu"]
+    assert base["steps"] == 3 and abs(base["params"] - r.metrics["params"]) / r.metrics["params"] < 0.01
+    assert {"val_bpc", "act_sparsity", "act_sparsity_l0", "seconds_per_step"} <= set(r.metrics)
+    assert len(r.config["corpus_sha256"]) == 64 and r.config["dim"] == 32 and r.config["val_chars"] == len(small[1])
+
+
+def test_contract_helpers():
+    x = char_lm.example_input()
+    assert x.shape == (2, 16) and x.dtype == torch.long
+    m = char_lm.reference_gpt(**TINY)
+    char_lm.check_output(m, m(x))
+    with pytest.raises(AssertionError, match="expected logits"):
+        char_lm.check_output(m, torch.zeros(2, 16, 10))
+    from zoo import registry
+
+    spec = registry.task("char_lm")
+    assert spec.evaluate == "zoo.tasks.char_lm:evaluate" and "gpt-rms-swiglu" in spec.baselines
+    with pytest.raises(ValueError, match="gpt-ln-gelu"):
+        char_lm.build_baseline("gpt-ln-gelux")
