@@ -10,7 +10,8 @@ Attributes are loaded lazily, so ``import zoo`` costs milliseconds and imports n
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # importing typing would be most of the cost of `import zoo`
 
 __version__ = "0.1.0"
 
@@ -36,7 +37,7 @@ _RENAMED = {"reload_plugins": ("zoo.registry", "reload")}
 __all__ = sorted([*_LAZY, *_RENAMED, "__version__"])
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
     elif name in _RENAMED:

@@ -338,6 +338,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.fn(args)
+    except BrokenPipeError:  # `zoo list | head`: the reader left; no traceback (Python docs' recipe)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except ZooError as exc:
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2

@@ -134,9 +134,9 @@ def _load_one(catalog: Catalog, pm: pluggy.PluginManager, plugin_id: str, dist: 
                 found = _collect(pm, plugin, plugin_id)
                 _check_builders([s for items in found.values() for s in items], module_name.split(".")[0], plugin_id)
                 models, tasks = _register(catalog, plugin_id, dist, found)
-            except BaseException:
+            finally:
+                # specs collected: a manager holding every plugin makes each registration scan all earlier ones
                 pm.unregister(plugin)
-                raise
         if loaded is not None:
             loaded[plugin_id] = found
     except Exception as exc:  # noqa: BLE001 - isolation is the point: any plugin error is recorded

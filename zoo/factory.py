@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+from collections import Counter
 import inspect
 import logging
 import os
@@ -217,14 +218,17 @@ def _provenance(model) -> Provenance:
 def _state_for_saving(model) -> dict:
     """The state dict with tensors that share storage (tied weights) kept once, and contiguous."""
     seen: dict[tuple, str] = {}
-    out = {}
+    kept = {}
     for k, v in model.state_dict().items():
         key = (v.untyped_storage().data_ptr(), v.storage_offset(), tuple(v.shape), tuple(v.stride()))
         if v.numel() and key in seen:
             continue
         seen[key] = k
-        out[k] = v.detach().contiguous().clone()
-    return out
+        kept[k] = v.detach()
+    # only tensors that share storage with another kept tensor (views of one buffer) need their own copy
+    users = Counter(v.untyped_storage().data_ptr() for v in kept.values() if v.numel())
+    return {k: v.clone() if v.numel() and users[v.untyped_storage().data_ptr()] > 1 else v.contiguous()
+            for k, v in kept.items()}
 
 
 def save_pretrained(model, directory: str | os.PathLike, *, metrics: dict | None = None,
@@ -242,7 +246,7 @@ def save_pretrained(model, directory: str | os.PathLike, *, metrics: dict | None
     del args_ok
     with tempfile.TemporaryDirectory() as tmp:
         wpath = Path(tmp) / hubformat.WEIGHTS_NAME
-        save_file(_state_for_saving(model), str(wpath), metadata={"format": "pt", "zoo_model": prov.name})
+        save_file(_state_for_saving(model), str(wpath), metadata={"format": "pt"})  # one key: safetensors orders keys at random
         digest = weights.sha256_file(wpath)
         cfg = hubformat.build_config(prov, {hubformat.WEIGHTS_NAME: digest}, metrics)
         spec = registry.catalog().models.get(prov.name, (None, None))[0]
@@ -253,7 +257,7 @@ def save_pretrained(model, directory: str | os.PathLike, *, metrics: dict | None
         files = {hubformat.CONFIG_NAME: (json.dumps(cfg, indent=2, sort_keys=True) + "\n").encode(),
                  hubformat.WEIGHTS_NAME: wpath, hubformat.CARD_NAME: card.encode()}
         keep = () if overwrite_card else (hubformat.CARD_NAME,)
-        return hubformat.write_folder(directory, files, keep=keep)
+        return hubformat.write_folder(directory, files, keep=keep, move=(hubformat.WEIGHTS_NAME,))
 
 
 def push_to_hub(model, repo_id: str, *, revision: str | None = None, create_pr: bool = False,

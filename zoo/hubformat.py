@@ -148,10 +148,12 @@ def render_card(prov, cfg: dict[str, Any], paper=None, license: str = "mit", rep
     return str(ModelCard(content))
 
 
-def write_folder(directory: str | os.PathLike, files: dict[str, bytes | Path], *, keep: tuple[str, ...] = ()) -> Path:
+def write_folder(directory: str | os.PathLike, files: dict[str, bytes | Path], *, keep: tuple[str, ...] = (),
+                 move: tuple[str, ...] = ()) -> Path:
     """Write ``files`` into ``directory`` all at once: a temp folder is filled, then swapped in.
 
-    Files named in ``keep`` that already exist in ``directory`` are carried over untouched.
+    Files named in ``keep`` that already exist in ``directory`` are carried over untouched; ``Path``
+    contents named in ``move`` are the caller's temporary files, moved rather than copied.
     """
     directory = Path(directory).resolve()
     directory.parent.mkdir(parents=True, exist_ok=True)
@@ -159,7 +161,7 @@ def write_folder(directory: str | os.PathLike, files: dict[str, bytes | Path], *
     try:
         for name, content in files.items():
             if isinstance(content, Path):
-                shutil.copyfile(content, tmp / name)
+                (shutil.move if name in move else shutil.copyfile)(content, tmp / name)
             else:
                 (tmp / name).write_bytes(content)
         if directory.exists():

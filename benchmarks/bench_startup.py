@@ -1,0 +1,58 @@
+"""Start-up: ``import zoo`` and ``zoo list`` as whole processes, against a bare interpreter and timm.
+
+Every side is a fresh process (spawn to exit, with its peak RSS); the sides are interleaved round by
+round in a rotating order so that load changes on the machine hit all of them alike. timm's listing
+costs seconds (it imports torch), so it runs in fewer rounds than the others.
+"""
+from __future__ import annotations
+
+import logging
+
+from common import DEAD_ENDPOINT, PYTHON, ZOO_BIN, check, hub_env, paired, run_process, summary
+
+log = logging.getLogger("bench.startup")
+
+SIDES = {
+    "bare": [PYTHON, "-c", "pass"],
+    "import_zoo": [PYTHON, "-c", "import zoo"],
+    "zoo_list": [ZOO_BIN, "list"],
+    "timm_list": [PYTHON, "-c", "import timm; timm.list_models()"],
+}
+
+
+def run(work, rounds: int = 16, timm_rounds: int = 4) -> dict:
+    env = hub_env(work, DEAD_ENDPOINT, zoo_cache="zoo-cache-startup")
+    for name, cmd in SIDES.items():  # warm-up: page cache, bytecode, zoo's listing cache (timm: too slow to repeat)
+        if name != "timm_list":
+            check(run_process(cmd, env), f"warm-up of {name}")
+    times: dict[str, list[float]] = {k: [] for k in SIDES}
+    timm_pairs: list[tuple[float, float]] = []  # (timm, zoo list) of the rounds that ran timm
+    rss: dict[str, list[float]] = {k: [] for k in SIDES}
+    cpu: dict[str, list[float]] = {k: [] for k in SIDES}
+    every = max(1, rounds // max(1, timm_rounds))
+    n_models = None
+    for r in range(rounds):
+        names = [n for n in SIDES if n != "timm_list" or (r % every == 0 and len(times["timm_list"]) < timm_rounds)]
+        shift = r % len(names)
+        for name in names[shift:] + names[:shift]:
+            res = check(run_process(SIDES[name], env), name)
+            times[name].append(res.seconds)
+            rss[name].append(res.peak_rss_mb)
+            cpu[name].append(res.cpu_s)
+            if name == "zoo_list":
+                n_models = len(res.stdout.split())
+        if "timm_list" in names:
+            timm_pairs.append((times["timm_list"][-1], times["zoo_list"][-1]))
+        log.info("startup round %d/%d done", r + 1, rounds)
+    out = {"sides": {n: {"cmd": SIDES[n], "time": summary(times[n]), "rss": summary(rss[n]), "cpu": summary(cpu[n])}
+                     for n in SIDES},
+           "zoo_list_models": n_models}
+    med = {n: out["sides"][n]["time"]["median"] for n in SIDES}
+    out["import_over_bare_ms"] = 1000 * (med["import_zoo"] - med["bare"])
+    out["timm_over_zoo_list"] = med["timm_list"] / med["zoo_list"]
+    out["import_over_bare_ms_paired"] = 1000 * paired(times["import_zoo"], times["bare"], lambda x, y: x - y)
+    out["timm_over_zoo_list_paired"] = paired([t for t, _ in timm_pairs], [z for _, z in timm_pairs])
+    cpu_med = {n: out["sides"][n]["cpu"]["median"] for n in SIDES}
+    out["import_over_bare_cpu_ms"] = 1000 * (cpu_med["import_zoo"] - cpu_med["bare"])
+    out["timm_over_zoo_list_cpu"] = cpu_med["timm_list"] / cpu_med["zoo_list"]
+    return out
