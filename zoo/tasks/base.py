@@ -113,6 +113,8 @@ def distributed() -> tuple[int, int]:
     import torch.distributed as dist
 
     if not dist.is_initialized():
+        if torch.cuda.is_available():
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
         dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
     return dist.get_rank(), dist.get_world_size()
 
@@ -131,8 +133,10 @@ def all_reduce_sum(values: list[float]) -> list[float]:
     import torch.distributed as dist
 
     t = torch.tensor(values, dtype=torch.float64)
+    if dist.get_backend() == "nccl":  # NCCL reduces GPU tensors only
+        t = t.cuda(torch.cuda.current_device())
     dist.all_reduce(t)
-    return t.tolist()
+    return t.cpu().tolist()
 
 
 class torch_threads:
