@@ -1,0 +1,1 @@
+"""FLOPs-regularised sparse embeddings for fast inverted-index retrieval (Paria et al., ICLR 2020)."""

@@ -1,0 +1,1 @@
+"""GaINeR (Jakubowska et al. 2025) for zoo: trainable 2-D Gaussians with features + an MLP decoder."""

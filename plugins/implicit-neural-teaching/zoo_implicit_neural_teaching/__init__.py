@@ -1,0 +1,1 @@
+"""Implicit Neural Teaching (INT) for zoo: the model code lives in ``model.py``, the hooks in ``plugin.py``."""
