@@ -90,11 +90,11 @@ def select(make: Callable[[float], nn.Module], candidates: Sequence[float], coor
     distance over ``n_inits`` initialisations (seeds ``seed``, ``seed + 1``, ...).
 
     >>> from zoo.tasks.image_fit import make_signal
-    >>> s = make_signal("camera", 16)
-    >>> best, dist = select(lambda w: fresh_siren(hidden=8, w0_first=w), [1.0, 30.0], s.coords,
+    >>> s = make_signal("text", 32)
+    >>> best, dist = select(lambda w: fresh_siren(hidden=16, w0_first=w), [1.0, 60.0, 1000.0], s.coords,
     ...                     s.values.reshape(s.shape), n_inits=2)
     >>> best
-    30.0
+    60.0
     """
     target_spec = spectrum(target, spectrum_size)
     dist: dict[float, float] = {}

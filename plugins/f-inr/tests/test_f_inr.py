@@ -1,0 +1,86 @@
+import pytest
+import torch
+
+import zoo
+from zoo.testing import check_plugin
+from zoo.tasks import image_fit as task
+from zoo_f_inr.model import FINR, grid_axes
+from zoo_f_inr.reproduce import reproduce
+
+SMALL = {"hidden": 4, "rank": 2}
+
+
+def test_conformance(hub):
+    check_plugin("f-inr", overrides={"finr_cp": SMALL, "finr_tucker": SMALL, "finr_tt": SMALL})
+
+
+def _pts(n=5, d=3):
+    torch.manual_seed(1)
+    return torch.rand(n, d) * 2 - 1
+
+
+@pytest.mark.parametrize("decomposition", ["cp", "tucker", "tt"])
+def test_point_mode_follows_the_decomposition(decomposition):
+    torch.manual_seed(0)
+    m = FINR(in_features=3, out_features=2, hidden=8, rank=3, decomposition=decomposition).eval()
+    x = _pts()
+    with torch.no_grad():
+        f = [net(x[:, i:i + 1]) for i, net in enumerate(m.nets)]  # raw axis-network outputs
+        out = m(x)
+        for n in range(x.shape[0]):
+            for c in range(2):
+                if decomposition == "cp":
+                    a, b, e = (g[n].reshape(2, 3)[c] for g in f)
+                    want = (a * b * e).sum()
+                elif decomposition == "tucker":
+                    a, b, e = (g[n].reshape(2, 3)[c] for g in f)
+                    want = torch.einsum("pqs,p,q,s->", m.core[c], a, b, e)
+                else:
+                    a = f[0][n].reshape(2, 1, 3)[c]
+                    b = f[1][n].reshape(2, 3, 3)[c] / 3 ** 0.5  # middle TT cores scaled by r^-1/2
+                    e = f[2][n].reshape(2, 3, 1)[c]
+                    want = (a @ b @ e).squeeze()
+                assert torch.allclose(out[n, c], want, atol=1e-5)
+
+
+@pytest.mark.parametrize("decomposition", ["cp", "tucker", "tt"])
+def test_grid_mode_equals_point_mode_on_the_grid(decomposition):
+    m = FINR(in_features=3, out_features=3, hidden=8, rank=4, decomposition=decomposition).eval()
+    s = task.make_video_signal(frames=3, size=4)
+    axes = grid_axes(s.coords)
+    assert [a.numel() for a in axes] == [3, 4, 4]
+    with torch.no_grad():
+        assert torch.allclose(m.forward_grid(*axes).reshape(-1, 3), m(s.coords), atol=1e-5)
+
+
+def test_grid_axes_rejects_scattered_points():
+    assert grid_axes(task.coord_grid(3, 5)) is not None
+    assert grid_axes(task.coord_grid(4, 4)[torch.randperm(16)]) is None
+    assert grid_axes(task.make_signal("camera", 8, mode="inpaint").coords) is None
+
+
+def test_axis_networks_are_sirens_with_the_authors_first_layer_frequency():
+    m = zoo.create("finr_cp")
+    first = m.nets[0].body[0]
+    assert first.w0 == 100.0 and float(first.linear.weight.detach().abs().max()) <= 1.0
+    assert all(layer.w0 == 30.0 for layer in list(m.nets[0].body)[1:])
+    assert m.nets[0].head.out_features == 32 and len(m.nets) == 2  # C x r for 2-D images
+    pe = zoo.create("finr_cp", backbone="relu_pe", n_freqs=4)
+    assert pe.nets[0].body[0].in_features == 8
+
+
+def test_fit_uses_grid_mode_on_grids_and_point_mode_otherwise():
+    video = task.make_video_signal(frames=2, size=4)
+    m = zoo.create("finr_tt", in_features=3, out_features=3, hidden=4, rank=2)
+    fig = task.fit(m, video, steps=3)
+    assert fig["grid_mode"] and len(fig["losses"]) == 3
+    inpaint = task.make_signal("camera", 8, mode="inpaint")
+    assert not task.fit(zoo.create("finr_cp", hidden=4, rank=2), inpaint, steps=2)["grid_mode"]
+
+
+def test_quick_reproduction_is_well_formed():
+    r = reproduce(quick=True)
+    assert isinstance(r.passed, bool) and r.settings["quick"]
+    assert set(r.table) == {"finr_cp", "finr_tucker", "finr_tt", "siren", "relu-ff"}
+    assert r.table["siren"]["params"] == pytest.approx(r.table["finr_cp"]["params"], rel=0.1)
+    assert r.table["finr_cp"]["steps"] > r.table["siren"]["steps"]

@@ -1,0 +1,1 @@
+"""F-INR (Vemuri, Buechner, Denzler, WACV 2026) for zoo: axis-wise sub-networks + tensor decomposition."""
