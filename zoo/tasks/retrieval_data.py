@@ -403,3 +403,47 @@ def load_wiki(n_docs: int | None = 2000, kind: str = "sentence", *, query_field:
                          name=f"wiki-{kind}", titles=[a["title"] for a in arts],
                          info={"corpus": "wiki", "kind": kind, "n_docs": len(arts), "n_queries": len(q_doc),
                                "query_field": query_field, "max_tokens": max_tokens, "cache": str(path)})
+
+
+# Splits for methods that train on the corpus (kl-dense-retrieval, flops-sparse-embed, ...).
+WIKI_SPLIT_DOCS, WIKI_SPLIT_TEST_DOCS = 4000, 2000
+
+
+def wiki_split(n_docs: int = WIKI_SPLIT_DOCS, n_test_docs: int = WIKI_SPLIT_TEST_DOCS,
+               n_queries: int | None = None) -> RetrievalData:
+    """Wiki sentence vectors with a training split: test = the first ``n_test_docs`` articles and their
+    queries (the default wiki corpus), ``.train`` = the next ones and theirs; no article or query is in both.
+
+    ``n_queries`` keeps the first test queries only. The first call encodes ``n_docs`` articles
+    with all-MiniLM-L6-v2 (cached afterwards; see ``load_wiki``).
+
+    >>> data = wiki_split(4000, 2000)        # doctest: +SKIP
+    >>> data.n_docs, data.train.n_docs       # doctest: +SKIP
+    (2000, 2000)
+    """
+    if not 0 < n_test_docs < n_docs:
+        raise ValueError(f"need 0 < n_test_docs ({n_test_docs}) < n_docs ({n_docs})")
+    full = load_wiki(n_docs, "sentence")
+    target = [next(iter(rel)) for rel in full.qrels]  # one relevant article per wiki query
+    test_q = [i for i, d in enumerate(target) if d < n_test_docs][:n_queries]
+    train_q = [i for i, d in enumerate(target) if d >= n_test_docs]
+    train = RetrievalData(full.queries[train_q], full.docs[n_test_docs:],
+                          [{target[i] - n_test_docs: 1.0} for i in train_q], "single", name="wiki-sentence-train")
+    return RetrievalData(full.queries[test_q], full.docs[:n_test_docs], [{target[i]: 1.0} for i in test_q], "single",
+                         name="wiki-sentence", train=train, titles=(full.titles or [])[:n_test_docs] or None,
+                         info={**full.info, "n_docs": n_test_docs, "n_queries": len(test_q),
+                               "split": f"test: articles [0, {n_test_docs}), train: [{n_test_docs}, {n_docs})",
+                               "n_train_docs": train.n_docs, "n_train_queries": train.n_queries})
+
+
+def synthetic_split(n_docs: int = 200, n_queries: int = 40, dim: int = 384) -> RetrievalData:
+    """The task's synthetic single-vector corpus at the wiki vectors' size, ``.train`` a second draw (seed 1).
+
+    For quick runs and tests: no encoding, no cache.
+
+    >>> synthetic_split(50, 10).train.n_queries
+    40
+    """
+    data = load_synthetic("single", n_docs=n_docs, n_queries=n_queries, dim=dim, seed=0)
+    data.train = load_synthetic("single", n_docs=n_docs, n_queries=min(4 * n_queries, n_docs), dim=dim, seed=1)
+    return data

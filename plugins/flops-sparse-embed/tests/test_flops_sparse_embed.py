@@ -8,7 +8,7 @@ from torch.nn import functional as F
 import zoo
 from zoo.tasks import retrieval as task
 from zoo.testing import check_plugin
-from zoo_flops_sparse_embed.data import synthetic_split
+from zoo.tasks.retrieval_data import synthetic_split
 from zoo_flops_sparse_embed.model import (InvertedIndex, SparseEmbedder, expected_flops, flops_regularizer,
                                           l1_regularizer, query_flops)
 from zoo_flops_sparse_embed.reproduce import dominated

@@ -9,7 +9,7 @@ import torch
 from zoo.tasks import retrieval as task
 from zoo.tasks.retrieval_data import RetrievalData
 
-from .data import wiki_split
+from zoo.tasks.retrieval_data import wiki_split
 
 log = logging.getLogger(__name__)
 
