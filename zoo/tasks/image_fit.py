@@ -309,36 +309,49 @@ def fit(model: nn.Module, signal: ImageSignal, *, steps: int | None = DEFAULT_ST
     if callable(own):
         out = dict(own(signal, steps=steps, budget_s=budget_s, seed=seed, progress=progress))
     else:
-        x, y = signal.coords, signal.values
-        g = torch.Generator().manual_seed(seed)
         opt = torch.optim.Adam(model.parameters(), lr=lr)
         sched = None
         if lr_decay is not None:
             if steps is None:
                 raise ValueError("lr_decay needs steps= (the decay is spread over the step count)")
             sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: lr_decay ** min(i / steps, 1.0))
-        losses: list[float] = []
-        model.train()
-
-        def step(i: int) -> float:
-            if batch_size is None or batch_size >= x.shape[0]:
-                xb, yb = x, y
-            else:
-                idx = torch.randint(x.shape[0], (batch_size,), generator=g)
-                xb, yb = x[idx], y[idx]
-            loss = torch.mean((model(xb) - yb) ** 2)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            if sched is not None:
-                sched.step()
-            losses.append(loss.item())
-            return losses[-1]
-
-        out = run_budget(step, steps=steps, budget_s=budget_s, progress=progress)
-        out["losses"] = losses
-        model.eval()
+        out = mse_loop(model, signal, opt, steps=steps, budget_s=budget_s, progress=progress,
+                       batch_size=batch_size, seed=seed, sched=sched)
     out["psnr_train"] = psnr(predict(model, signal.coords).clamp(0, 1), signal.values)
+    return out
+
+
+def mse_loop(model: nn.Module, signal: ImageSignal, opt: torch.optim.Optimizer, *, steps: int | None,
+             budget_s: float | None = None, progress: str | None = None, batch_size: int | None = None,
+             seed: int = 0, sched=None) -> dict:
+    """The training loop of ``fit`` with the caller's optimiser: MSE on the training coordinates.
+
+    For models with their own ``fit`` (their own optimiser groups or selection step) that train on
+    plain MSE. Returns ``run_budget``'s figures and ``losses``; leaves the model in eval mode.
+    """
+    x, y = signal.coords, signal.values
+    g = torch.Generator().manual_seed(seed)
+    losses: list[float] = []
+    model.train()
+
+    def step(i: int) -> float:
+        if batch_size is None or batch_size >= x.shape[0]:
+            xb, yb = x, y
+        else:
+            idx = torch.randint(x.shape[0], (batch_size,), generator=g)
+            xb, yb = x[idx], y[idx]
+        loss = torch.mean((model(xb) - yb) ** 2)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if sched is not None:
+            sched.step()
+        losses.append(loss.item())
+        return losses[-1]
+
+    out = run_budget(step, steps=steps, budget_s=budget_s, progress=progress)
+    out["losses"] = losses
+    model.eval()
     return out
 
 

@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from zoo.nn.inr import FourierFeatures, SineLayer
-from zoo.tasks.base import run_budget
+from zoo.tasks.image_fit import mse_loop
 
 log = logging.getLogger(__name__)
 
@@ -134,22 +134,9 @@ class _FreshSelected:
         log.info("FreSh picked %s=%g (W1 %.4f) in %.2f s", self.knob, pick, dist[pick], select_s)
         torch.manual_seed(seed)
         self.configure(pick)
-        x, y = signal.coords, signal.values
         opt = torch.optim.Adam(self.parameters(), lr=self.default_lr)
-        losses: list[float] = []
-        self.train()
-
-        def step(_: int) -> float:
-            loss = torch.mean((self(x) - y) ** 2)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-            return losses[-1]
-
-        out = run_budget(step, steps=steps, budget_s=budget_s, progress=progress)
-        self.eval()
-        return {**out, "losses": losses, "fresh_pick": pick, "fresh_seconds": select_s,
+        out = mse_loop(self, signal, opt, steps=steps, budget_s=budget_s, progress=progress)
+        return {**out, "fresh_pick": pick, "fresh_seconds": select_s,
                 "fresh_distance": dist[pick]}
 
 

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from zoo.tasks.base import run_budget
+from zoo.tasks.image_fit import mse_loop
 
 log = logging.getLogger(__name__)
 
@@ -165,22 +165,10 @@ class GaINeR(nn.Module):
         opt = torch.optim.Adam([{"params": rest, "lr": self.default_lr, "weight_decay": 1e-6},
                                 {"params": [self.means], "lr": self.means_lr},
                                 {"params": [self.log_var], "lr": self.covs_lr}], eps=1e-15)
-        x, y = signal.coords, signal.values
-        losses: list[float] = []
-        self.train()
-
-        def step(_: int) -> float:
-            loss = torch.mean((self(x) - y) ** 2)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-            return losses[-1]
-
-        out = run_budget(step, steps=steps, budget_s=budget_s, progress=progress)
+        out = mse_loop(self, signal, opt, steps=steps, budget_s=budget_s, progress=progress)
         self.bake()
         self.eval()
-        return {**out, "losses": losses}
+        return out
 
 
 def gainer(in_features: int = 2, out_features: int = 1, n_gaussians: int = 1024, k: int = 16, embed_dim: int = 16,
