@@ -285,6 +285,11 @@ def write_markdown(r: dict, path: Path, plot_name: str | None) -> None:
         L.append("")
     L += ["## Reproduce", "", "```", "cd /work/main && .venv/bin/python benchmarks/run.py", "```", "",
           "Raw samples: `benchmarks/results.json`.", ""]
+    # the side-by-side sections written by benchmarks/peers/*.py are kept as they are
+    old = path.read_text() if path.exists() else ""
+    start, end = "<!-- peers:start -->", "<!-- peers:end -->"
+    if start in old and end in old:
+        L += ["", old[old.index(start):old.index(end) + len(end)], ""]
     path.write_text("\n".join(L))
 
 

@@ -27,14 +27,14 @@ import functools
 import logging
 import math
 import time
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import torch
 from torch import nn
 
 from ..nn.kan import KAN
-from .base import Result, run_budget
+from .base import Result, run_budget, torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -79,18 +79,6 @@ DOMAINS: dict[str, tuple[tuple[float, float], ...]] = {
     "ellipkinc": ((0.0, 1.0),), "bessel_jv": ((0.0, 1.0),), "legendre_p": ((0.0, 1.0),),
     "feynman_I_6_2": ((1.0, 3.0),), "feynman_I_12_11": ((1.0, 5.0),),
 }
-
-
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run the block with ``n`` intra-op threads (then restore): the networks here are so small that
-    one thread is fastest, and several only contend on a shared machine."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 class FormulaData(NamedTuple):

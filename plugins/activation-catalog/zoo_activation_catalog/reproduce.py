@@ -8,10 +8,8 @@ The task's own baseline (``mlp-ln-relu``) is trained beside them; GELU is a cata
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
-from typing import Iterator
 
 import torch
 
@@ -20,6 +18,7 @@ from zoo.tasks import digits as task
 
 from .catalog import ENTRIES
 from .plugin import CLAIM, model_name
+from zoo.tasks.base import torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -29,17 +28,6 @@ STEPS, SEED = 600, 0  # the task's default step count
 QUICK_STEPS, QUICK_NAMES = 3, ("relu", "gelu", "mish", "rational")
 CHANCE_THRESHOLD = 0.15  # 0.10 + 3 binomial standard errors (sqrt(0.09 / 450) = 0.014) on the 450 test images
 THREADS = 1
-
-
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run the block with ``n`` intra-op threads (tiny MLPs: threading overhead dominates), then restore."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def run_one(model: torch.nn.Module, steps: int, seed: int) -> dict[str, float]:

@@ -9,16 +9,14 @@ trained beside them under the same settings.
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
-from typing import Iterator
 
 import torch
 
 import zoo
 from zoo.tasks import digits as task
-from zoo.tasks.base import mean_std
+from zoo.tasks.base import mean_std, torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -31,21 +29,6 @@ SETTINGS = ((128, 150), (4, 600))
 SEEDS = (0, 1, 2)
 QUICK_SETTINGS, QUICK_SEEDS = ((8, 2), (4, 2)), (0,)
 THREADS = 1
-
-
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run the block with ``n`` intra-op threads, then restore the previous setting.
-
-    The networks are tiny: one thread avoids OpenMP synchronisation, which dominates at these
-    sizes and collapses on a loaded machine; results are then also independent of the core count.
-    """
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def build(name: str, seed: int) -> torch.nn.Module:

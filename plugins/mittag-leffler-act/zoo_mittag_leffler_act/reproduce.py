@@ -12,11 +12,10 @@ Three measurements, all in one process:
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import time
-from typing import Callable, Iterator
+from typing import Callable
 
 import torch
 from torch import nn
@@ -28,6 +27,7 @@ from zoo.tasks import digits as task
 from zoo.tasks.base import mean_std
 
 from .model import MittagLefflerGated
+from zoo.tasks.base import torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -45,17 +45,6 @@ SPECIAL = [  # (label, (a, b, c), reference function, tolerance)
     ("ReLU (limit): c=100", (1.0, 1.0, 100.0), torch.relu, 1e-2),
     ("GELU (exact erf form): c=1.702, reported only", (1.0, 1.0, 1.702), F.gelu, None),
 ]
-
-
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run the block with ``n`` intra-op threads (tiny MLPs: threading overhead dominates), then restore."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 @torch.no_grad()

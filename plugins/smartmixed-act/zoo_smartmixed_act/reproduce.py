@@ -13,11 +13,9 @@ Accuracy against ReLU-only is reported beside them (not part of pass/fail).
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import statistics
 import time
-from typing import Iterator
 
 import torch
 from scipy.stats import chi2_contingency
@@ -28,6 +26,7 @@ from zoo.tasks import digits as task
 from zoo.tasks.base import mean_std
 
 from .model import POOL, smartmixed_layers
+from zoo.tasks.base import torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -37,17 +36,6 @@ QUICK_DEPTHS, QUICK_SEEDS, QUICK_STEPS = (2,), (0,), 4
 TIMING_REPEATS, QUICK_TIMING_REPEATS = 30, 2
 P_VALUE = 0.01
 THREADS = 1
-
-
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run the block with ``n`` intra-op threads (tiny MLPs: threading overhead dominates), then restore."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def build(kind: str, depth: int, seed: int) -> torch.nn.Module:
