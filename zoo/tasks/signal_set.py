@@ -200,7 +200,9 @@ def build_baseline(name: str, params: int, signal_set: SignalSet, latent_dim: in
         raise ValueError(f"unknown {NAME} baseline {name!r}; choose from {BASELINES}")
     target = params * (2 if name == "ae-2x" else 1)
     torch.manual_seed(seed)
-    return match_params(lambda w: MLPAutoencoder(signal_set.shape, w, latent_dim), target, lo=1, hi=1024)
+    d = int(signal_set.train[0].numel())
+    hi = max(1024, target // (2 * (d + latent_dim)) + 2)  # about 2 w (d + latent) parameters: any target is reachable
+    return match_params(lambda w: MLPAutoencoder(signal_set.shape, w, latent_dim), target, lo=1, hi=hi)
 
 
 # ------------------------------------------------------------------------------------------- scoring
