@@ -380,6 +380,31 @@ def score(model: nn.Module, signal: ImageSignal) -> dict[str, float]:
     return out
 
 
+def fit_recipe(model_name: str, signal: ImageSignal | None = None, *, steps: int = DEFAULT_STEPS, seed: int = 0,
+               lr: float | None = None, **overrides: Any) -> tuple[nn.Module, dict[str, float]]:
+    """A pretrained tag's recipe: ``zoo.create(model_name, **overrides)`` fitted to ``signal`` and scored.
+
+    ``signal`` defaults to 64x64 ``camera`` (fit mode); ``lr`` to the model's ``default_lr``. Seeded,
+    so deterministic on CPU. Returns the model in eval mode and the metrics measured here: PSNR/SSIM
+    on the training grid, PSNR on the held-out coordinates (``psnr_test_2x``: the 2x finer grid of fit
+    mode), steps.
+    A plugin's ``train.py`` calls it with its own model and step count.
+
+    >>> model, metrics = fit_recipe("sl2a_inr", steps=2000)       # doctest: +SKIP
+    """
+    import zoo
+
+    torch.manual_seed(seed)
+    model = zoo.create(model_name, **overrides)
+    signal = signal if signal is not None else make_signal("camera", 64)
+    fig = fit(model, signal, steps=steps, lr=lr or getattr(model, "default_lr", DEFAULT_LR), seed=seed)
+    scores = score(model, signal)
+    held_out = "psnr_test_2x" if signal.mode == "fit" else "psnr_test"  # fit mode holds out the 2x finer grid
+    metrics = {"psnr_train": scores["psnr_train"], held_out: scores["psnr_test"],
+               "ssim_train": scores["ssim_train"], "steps": float(fig["steps"])}
+    return model.eval(), metrics
+
+
 def build_baseline(name: str, params: int, signal: ImageSignal, seed: int = 0) -> nn.Module:
     """Baseline ``name`` sized to ``params`` trainable parameters for ``signal``'s dimensions."""
     if name not in BASELINES:
