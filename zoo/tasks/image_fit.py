@@ -384,7 +384,8 @@ def fit_recipe(model_name: str, signal: ImageSignal | None = None, *, steps: int
                lr: float | None = None, **overrides: Any) -> tuple[nn.Module, dict[str, float]]:
     """A pretrained tag's recipe: ``zoo.create(model_name, **overrides)`` fitted to ``signal`` and scored.
 
-    ``signal`` defaults to 64x64 ``camera`` (fit mode); ``lr`` to the model's ``default_lr``. Seeded,
+    ``signal`` defaults to 64x64 ``camera`` (fit mode); ``lr`` to the model's ``default_lr`` (and its
+    ``default_lr_decay``, if any, as in ``evaluate``). Seeded,
     so deterministic on CPU. Returns the model in eval mode and the metrics measured here: PSNR/SSIM
     on the training grid, PSNR on the held-out coordinates (``psnr_test_2x``: the 2x finer grid of fit
     mode), steps.
@@ -397,7 +398,8 @@ def fit_recipe(model_name: str, signal: ImageSignal | None = None, *, steps: int
     torch.manual_seed(seed)
     model = zoo.create(model_name, **overrides)
     signal = signal if signal is not None else make_signal("camera", 64)
-    fig = fit(model, signal, steps=steps, lr=lr or getattr(model, "default_lr", DEFAULT_LR), seed=seed)
+    fig = fit(model, signal, steps=steps, lr=lr or getattr(model, "default_lr", DEFAULT_LR), seed=seed,
+              lr_decay=getattr(model, "default_lr_decay", None))  # the same rule as evaluate()
     scores = score(model, signal)
     held_out = "psnr_test_2x" if signal.mode == "fit" else "psnr_test"  # fit mode holds out the 2x finer grid
     metrics = {"psnr_train": scores["psnr_train"], held_out: scores["psnr_test"],

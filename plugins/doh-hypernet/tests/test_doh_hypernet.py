@@ -56,3 +56,13 @@ def test_quick_reproduction_is_well_formed():
     r = reproduce(quick=True)
     assert set(r.table) == {"doh m=8", "doh m=16", "siren ~8 params", "siren ~16 params"}
     assert isinstance(r.passed, bool)
+
+
+def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():
+    from zoo import registry
+    from zoo.factory import resolve_target
+
+    w = registry.catalog().models["doh_siren"][0].weights["digits"]
+    assert (w.repo, w.recipe) == ("zoo-models/doh-siren-digits", "zoo_doh_hypernet.train:digits")
+    assert w.revision == "main" and not w.files  # unpinned: no weights pushed to a public Hub yet
+    assert callable(resolve_target(w.recipe))

@@ -1,7 +1,7 @@
 """zoo hooks for D'OH: the decoder-only random hypernetwork and its claim (specs only, no torch)."""
 from __future__ import annotations
 
-from zoo import ClaimSpec, ModelSpec, Paper, hookimpl
+from zoo import ClaimSpec, ModelSpec, Paper, WeightsSpec, hookimpl
 
 PAPER = Paper(title="D'OH: Decoder-Only Random Hypernetworks for Implicit Neural Representations", year=2024,
               arxiv="2403.19163", catalog=85)
@@ -16,7 +16,11 @@ def zoo_models() -> list[ModelSpec]:
     return [ModelSpec(
         name="doh_siren", builder="zoo_doh_hypernet.model:doh_siren", task=TASK, paper=PAPER,
         description="D'OH: a per-signal latent (256-d) mapped by fixed seeded random projections, scaled per layer, "
-                    "to all weights of a 3x32 SIREN; only the latent is optimised (300 Adam steps, lr 1e-2)")]
+                    "to all weights of a 3x32 SIREN; only the latent is optimised (300 Adam steps, lr 1e-2)",
+        weights={"digits": WeightsSpec(
+            repo="zoo-models/doh-siren-digits", recipe="zoo_doh_hypernet.train:digits",
+            description="doh_siren on 16x16 digits (signal_set_fit): nothing shared is trained, the weights are "
+                        "the seeded projections; 300 latent steps per signal, seed 0")})]
 
 
 @hookimpl

@@ -84,3 +84,23 @@ def test_quick_reproduction_is_well_formed():
     assert set(r.table) == {"finr_cp", "finr_tucker", "finr_tt", "siren", "relu-ff"}
     assert r.table["siren"]["params"] == pytest.approx(r.table["finr_cp"]["params"], rel=0.1)
     assert r.table["finr_cp"]["steps"] > r.table["siren"]["steps"]
+
+
+def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():
+    from zoo import registry
+    from zoo.factory import resolve_target
+
+    w = registry.catalog().models["finr_tt"][0].weights["video"]
+    assert (w.repo, w.recipe) == ("zoo-models/finr-tt-video", "zoo_f_inr.train:video")
+    assert w.revision == "main" and not w.files  # unpinned: no weights pushed to a public Hub yet
+    assert callable(resolve_target(w.recipe))
+
+
+def test_video_tag_model_args_survive_save_and_reload(tmp_path):
+    # the tag is a 3-axis RGB finr_tt: its in/out features must come back from config.json
+    torch.manual_seed(0)
+    m = zoo.create("finr_tt", in_features=3, out_features=3, hidden=8, rank=2).eval()
+    back = zoo.create(f"local-dir:{zoo.save_pretrained(m, tmp_path / 'tag')}", pretrained=True).eval()
+    x = torch.rand(5, 3) * 2 - 1
+    with torch.no_grad():
+        assert back(x).shape == (5, 3) and torch.equal(m(x), back(x))

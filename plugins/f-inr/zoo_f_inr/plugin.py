@@ -1,7 +1,7 @@
 """zoo hooks for F-INR: CP, Tucker and TT F-INRs and the claim (specs only, no torch)."""
 from __future__ import annotations
 
-from zoo import ClaimSpec, ModelSpec, Paper, hookimpl
+from zoo import ClaimSpec, ModelSpec, Paper, WeightsSpec, hookimpl
 
 PAPER = Paper(title="F-INR: Functional Tensor Decomposition for Implicit Neural Representations", year=2026,
               arxiv="2503.21507", url="https://f-inr.github.io", catalog=9)
@@ -24,7 +24,11 @@ def zoo_models() -> list[ModelSpec]:
         ModelSpec(name="finr_tt", builder=_BUILDER, task=TASK, paper=PAPER,
                   defaults={"decomposition": "tt", "rank": 16, "hidden": 32},
                   description="F-INR, tensor-train decomposition of rank 16: one SIREN per axis (3 layers of 32) "
-                              "giving the 1 x r, r x r, ..., r x 1 cores"),
+                              "giving the 1 x r, r x r, ..., r x 1 cores",
+                  weights={"video": WeightsSpec(
+                      repo="zoo-models/finr-tt-video", recipe="zoo_f_inr.train:video",
+                      description="finr_tt (in_features=3, out_features=3) fitted to the 16-frame 32x32 astronaut "
+                                  "video (image_fit.make_video_signal, grid mode, Adam 1e-3, 3000 steps, seed 0)")}),
     ]
 
 

@@ -85,3 +85,25 @@ def test_quick_reproduction_is_well_formed():
     assert {"siren camera", "siren mean", "relu-ff camera", "relu-ff mean"} == set(r.table)
     row = r.table["siren camera"]
     assert row["psnr_best"] >= row["psnr_fresh"] and row["gap_db"] >= 0 and row["select_s"] > 0
+
+
+def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():
+    from zoo import registry
+    from zoo.factory import resolve_target
+
+    w = registry.catalog().models["fresh_siren"][0].weights["camera"]
+    assert (w.repo, w.recipe) == ("zoo-models/fresh-siren-camera", "zoo_fresh.train:camera")
+    assert w.revision == "main" and not w.files  # unpinned: no weights pushed to a public Hub yet
+    assert callable(resolve_target(w.recipe))
+
+
+def test_the_fresh_pick_is_kept_by_save_and_reload(tmp_path):
+    # the tag's omega_0 is FreSh's pick, not the builder default 30: it must travel in the weights
+    torch.manual_seed(0)
+    m = zoo.create("fresh_siren", hidden=8)
+    m.configure(50.0)
+    back = zoo.create(f"local-dir:{zoo.save_pretrained(m.eval(), tmp_path / 'tag')}", pretrained=True).eval()
+    assert float(back.w0_first) == 50.0
+    x = torch.rand(5, 2) * 2 - 1
+    with torch.no_grad():
+        assert torch.equal(m(x), back(x))

@@ -1,7 +1,7 @@
 """zoo hooks for FreSh: SIREN and Fourier-feature MLPs configured by FreSh, and the claim (specs only, no torch)."""
 from __future__ import annotations
 
-from zoo import ClaimSpec, ModelSpec, Paper, hookimpl
+from zoo import ClaimSpec, ModelSpec, Paper, WeightsSpec, hookimpl
 
 PAPER = Paper(title="FreSh: Frequency Shifting for Accelerated Neural Representation Learning", year=2025,
               arxiv="2410.05050", code="https://github.com/gmum/FreSh", catalog=49)
@@ -17,7 +17,11 @@ def zoo_models() -> list[ModelSpec]:
     return [
         ModelSpec(name="fresh_siren", builder="zoo_fresh.model:fresh_siren", task=TASK, paper=PAPER,
                   description="SIREN (3 sine layers of 64, lr 1e-4) whose first-layer omega_0 FreSh picks from "
-                              "10..200 before training (10 untrained outputs per value, 64 spectrum bins)"),
+                              "10..200 before training (10 untrained outputs per value, 64 spectrum bins)",
+                  weights={"camera": WeightsSpec(
+                      repo="zoo-models/fresh-siren-camera", recipe="zoo_fresh.train:camera",
+                      description="fresh_siren fitted to 64x64 camera (image_fit: FreSh picks omega_0, then Adam "
+                                  "1e-4, 250 steps, seed 0)")}),
         ModelSpec(name="fresh_relu_ff", builder="zoo_fresh.model:fresh_relu_ff", task=TASK, paper=PAPER,
                   description="ReLU MLP (3 layers of 16, lr 1e-3) on 256 Gaussian Fourier features whose scale sigma "
                               "FreSh picks from 1..20 before training (10 untrained outputs per value, 128 bins)"),

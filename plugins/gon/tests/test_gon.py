@@ -49,3 +49,13 @@ def test_quick_reproduction_is_well_formed():
     assert isinstance(r.passed, bool)
     p = r.table["gon_implicit"]["params"]
     assert abs(r.table["ae-2x"]["params"] - 2 * p) / (2 * p) < 0.15
+
+
+def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():
+    from zoo import registry
+    from zoo.factory import resolve_target
+
+    w = registry.catalog().models["gon_implicit"][0].weights["digits"]
+    assert (w.repo, w.recipe) == ("zoo-models/gon-implicit-digits", "zoo_gon.train:digits")
+    assert w.revision == "main" and not w.files  # unpinned: no weights pushed to a public Hub yet
+    assert callable(resolve_target(w.recipe))

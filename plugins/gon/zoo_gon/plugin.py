@@ -1,7 +1,7 @@
 """zoo hooks for GON: the implicit GON model and its claim (specs only, no torch)."""
 from __future__ import annotations
 
-from zoo import ClaimSpec, ModelSpec, Paper, hookimpl
+from zoo import ClaimSpec, ModelSpec, Paper, WeightsSpec, hookimpl
 
 PAPER = Paper(title="Gradient Origin Networks", year=2021, arxiv="2007.02798", code="https://github.com/cwkx/GON",
               catalog=48)
@@ -17,7 +17,11 @@ def zoo_models() -> list[ModelSpec]:
         name="gon_implicit", builder="zoo_gon.model:gon_implicit", task=TASK, paper=PAPER,
         description="implicit GON: a SIREN F(coords, z); z = -grad_z0 of the reconstruction loss at z0 = 0, "
                     "trained end-to-end through that gradient (second order); latent 32, width 64, 3 sine "
-                    "layers by default (paper: width 256, 4 layers)")]
+                    "layers by default (paper: width 256, 4 layers)",
+        weights={"digits": WeightsSpec(
+            repo="zoo-models/gon-implicit-digits", recipe="zoo_gon.train:digits",
+            description="gon_implicit trained on 512 16x16 digits (signal_set_fit, Adam 1e-4, batch 64, 500 steps, "
+                        "seed 0)")})]
 
 
 @hookimpl

@@ -83,3 +83,13 @@ def test_quick_reproduction_is_well_formed():
     assert set(r.table) == {f"{b} {rule}" for b in ("siren", "relu-ff") for rule in ("full", "int", "random")}
     assert r.table["siren full"]["selections"] == 0 and r.table["siren int"]["selections"] > 0
     assert r.table["relu-ff int"]["params"] == pytest.approx(r.table["siren int"]["params"], rel=0.1)
+
+
+def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():
+    from zoo import registry
+    from zoo.factory import resolve_target
+
+    w = registry.catalog().models["int_siren"][0].weights["camera"]
+    assert (w.repo, w.recipe) == ("zoo-models/int-siren-camera", "zoo_implicit_neural_teaching.train:camera")
+    assert w.revision == "main" and not w.files  # unpinned: no weights pushed to a public Hub yet
+    assert callable(resolve_target(w.recipe))

@@ -1,7 +1,7 @@
 """zoo hooks for Implicit Neural Teaching: two INT-trained INRs and the claim (specs only, no torch)."""
 from __future__ import annotations
 
-from zoo import ClaimSpec, ModelSpec, Paper, hookimpl
+from zoo import ClaimSpec, ModelSpec, Paper, WeightsSpec, hookimpl
 
 PAPER = Paper(title="Nonparametric Teaching of Implicit Neural Representations", year=2024, arxiv="2405.10531",
               code="https://github.com/stevolopolis/nmt_inr", catalog=66)
@@ -16,7 +16,10 @@ _TRAIN = "trained by INT: start ratio 0.2, 'step' ratio schedule, 'incremental' 
 def zoo_models() -> list[ModelSpec]:
     return [
         ModelSpec(name="int_siren", builder="zoo_implicit_neural_teaching.model:int_siren", task=TASK, paper=PAPER,
-                  description=f"SIREN (3 sine layers of 64, w0=30, lr 1e-4) {_TRAIN}"),
+                  description=f"SIREN (3 sine layers of 64, w0=30, lr 1e-4) {_TRAIN}",
+                  weights={"camera": WeightsSpec(
+                      repo="zoo-models/int-siren-camera", recipe="zoo_implicit_neural_teaching.train:camera",
+                      description="int_siren fitted to 64x64 camera by INT (image_fit, 1000 steps, seed 0)")}),
         ModelSpec(name="int_relu_ff", builder="zoo_implicit_neural_teaching.model:int_relu_ff", task=TASK,
                   paper=PAPER,
                   description=f"ReLU MLP (3 layers of 16) on 256 Gaussian Fourier features (sigma=5, lr 1e-3) {_TRAIN}"),

@@ -66,3 +66,13 @@ def test_quick_reproduction_is_well_formed():
     assert isinstance(r.passed, bool) and r.settings["quick"]
     assert {"2d siren", "2d relu-ff"} <= set(r.table)
     assert all("stable_rank" in v for k, v in r.table.items() if k.startswith("1d"))
+
+
+def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():
+    from zoo import registry
+    from zoo.factory import resolve_target
+
+    w = registry.catalog().models["sbpe_triangle"][0].weights["camera"]
+    assert (w.repo, w.recipe) == ("zoo-models/sbpe-triangle-camera", "zoo_shifted_basis_pe.train:camera")
+    assert w.revision == "main" and not w.files  # unpinned: no weights pushed to a public Hub yet
+    assert callable(resolve_target(w.recipe))

@@ -1,7 +1,7 @@
 """zoo hooks for shifted-basis positional encodings: three embedder MLPs and the claim (specs only, no torch)."""
 from __future__ import annotations
 
-from zoo import ClaimSpec, ModelSpec, Paper, hookimpl
+from zoo import ClaimSpec, ModelSpec, Paper, WeightsSpec, hookimpl
 
 PAPER = Paper(title="Rethinking Positional Encoding", year=2021, arxiv="2107.02561",
               code="https://github.com/osiriszjq/Rethinking-positional-encoding", catalog=37)
@@ -22,7 +22,10 @@ def zoo_models() -> list[ModelSpec]:
                   description=f"shifted Gaussian embedding (sigma=0.03), {_WHAT}"),
         ModelSpec(name="sbpe_triangle", builder=_BUILDER, task=TASK, paper=PAPER,
                   defaults={"basis": "triangle", "sigma": 0.06},
-                  description=f"shifted triangle (hat) embedding (half-width 0.06), {_WHAT}"),
+                  description=f"shifted triangle (hat) embedding (half-width 0.06), {_WHAT}",
+                  weights={"camera": WeightsSpec(
+                      repo="zoo-models/sbpe-triangle-camera", recipe="zoo_shifted_basis_pe.train:camera",
+                      description="sbpe_triangle fitted to 64x64 camera (image_fit, Adam 1e-3, 500 steps, seed 0)")}),
         ModelSpec(name="sbpe_rff", builder=_BUILDER, task=TASK, paper=PAPER, defaults={"basis": "rff", "sigma": 5.0},
                   description="per-axis random Fourier features (32 frequencies per axis, N(0, 5^2)), the special "
                               "case of shifted sinusoids; then one hidden ReLU layer of width 128"),

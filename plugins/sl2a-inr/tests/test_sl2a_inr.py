@@ -57,3 +57,13 @@ def test_quick_reproduction_is_well_formed():
     for row in r.table.values():
         assert row["psnr_train"] > 5 and "steps_to_30db" in row
     assert r.table["siren"]["params"] == pytest.approx(r.table["sl2a_inr"]["params"], rel=0.1)
+
+
+def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():
+    from zoo import registry
+    from zoo.factory import resolve_target
+
+    w = registry.catalog().models["sl2a_inr"][0].weights["camera"]
+    assert (w.repo, w.recipe) == ("zoo-models/sl2a-inr-camera", "zoo_sl2a_inr.train:camera")
+    assert w.revision == "main" and not w.files  # unpinned: no weights pushed to a public Hub yet
+    assert callable(resolve_target(w.recipe))

@@ -1,7 +1,7 @@
 """zoo hooks for SL2A-INR: the model and its claim (specs only, no torch)."""
 from __future__ import annotations
 
-from zoo import ClaimSpec, ModelSpec, Paper, hookimpl
+from zoo import ClaimSpec, ModelSpec, Paper, WeightsSpec, hookimpl
 
 PAPER = Paper(title="SL2A-INR: Single-Layer Learnable Activation for Implicit Neural Representation", year=2025,
               arxiv="2409.10836", code="https://github.com/moeinheidari7829/SL2A-INR", catalog=36)
@@ -18,6 +18,10 @@ def zoo_models() -> list[ModelSpec]:
             name="sl2a_inr", builder="zoo_sl2a_inr.model:sl2a_inr", task=TASK, paper=PAPER,
             description="SL2A-INR: Chebyshev learnable-activation layer (K=64) + LayerNorm, then 3 low-rank (r=16) "
                         "ReLU fusion layers modulated by the LA output; width 64 (paper: K=256, width 256, r=128)",
+            weights={"camera": WeightsSpec(
+                repo="zoo-models/sl2a-inr-camera", recipe="zoo_sl2a_inr.train:camera",
+                description="sl2a_inr fitted to 64x64 camera (image_fit, Adam 1e-3 decayed to 1e-4, 500 steps, "
+                            "seed 0)")},
         ),
     ]
 
