@@ -111,3 +111,20 @@ def test_quick_reproduce_is_well_formed():
     assert isinstance(r, zoo.ClaimResult) and r.plugin == "node2vec"
     assert {"karate/node2vec", "karate/DeepWalk", "karate/spectral", "karate/adamic_adar"} <= set(r.table)
     assert all(0.0 <= row["auc"] <= 1.0 for row in r.table.values())
+
+
+def test_subsample_drops_frequent_nodes_and_compacts_walks():
+    from zoo_node2vec.model import subsample
+
+    rng = np.random.default_rng(0)
+    walks = np.where(rng.random((400, 30)) < 0.5, 0, rng.integers(1, 50, (400, 30)))  # node 0: half the positions
+    counts = np.bincount(walks.ravel(), minlength=50)
+    out = subsample(walks, counts, 1e-3, rng)
+    t = 1e-3 * counts.sum()
+    keep = np.minimum(1, (np.sqrt(counts / t) + 1) * t / counts)  # word2vec's keep probability
+    got = np.bincount(out[out >= 0], minlength=50)
+    assert abs(got[0] / counts[0] - keep[0]) < 0.02 and abs(got.sum() / (counts * keep).sum() - 1) < 0.02
+    assert (out[:, 1:][out[:, :-1] < 0] < 0).all()  # kept positions first, then -1
+    for row, kept in zip(walks[:5], out[:5], strict=True):  # in their order: a subsequence of the walk
+        it = iter(row.tolist())
+        assert all(x in it for x in kept[kept >= 0].tolist())
