@@ -103,8 +103,9 @@ def fit_spline_coef(basis: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
 
 # Liu et al. 2024, Eq. 2.10: phi(x) = w_b * b(x) + w_s * spline(x), b = silu, spline(x) = sum_i c_i B_i(x);
 # a layer sums phi over its inputs (Eq. 2.5). Initialisation (Sec. 2.2, "Initialization scales"): w_s = 1,
-# spline(x) ~ 0 with c_i ~ N(0, sigma^2), sigma = 0.1, and w_b Xavier. Grid update (Sec. 2.2) and grid
-# extension (Sec. 2.4) refit c by least squares on the new grid.
+# spline(x) ~ 0 with c_i ~ N(0, sigma^2), sigma = 0.1, and w_b Xavier (the authors' code, pykan, realises
+# "spline(x) ~ 0" instead as the fit to uniform noise of size sigma / G at the grid points: coef_init="fit").
+# Grid update (Sec. 2.2) and grid extension (Sec. 2.4) refit c by least squares on the new grid.
 class BSplineKANLayer(nn.Module):
     """A KAN layer: one learnable activation ``phi_{j,i}`` per edge, summed over inputs.
 
@@ -114,10 +115,14 @@ class BSplineKANLayer(nn.Module):
         spline_order: ``k`` (3: cubic).
         grid_range: the initial grid's interval; inputs outside it only see ``w_b * b(x)``.
         base_activation: ``b``, called with no arguments (``nn.SiLU`` as in the paper).
-        noise_scale: std of the initial spline coefficients (paper: 0.1).
-        init: ``"kan"`` (the paper: ``w_s = 1``, ``w_b`` Xavier-uniform, ``c ~ N(0, noise_scale^2)``) or
-            ``"efficient"`` (efficient-kan's variant: ``w_b`` and ``w_s`` Kaiming-uniform, ``c`` fitted to
-            uniform noise of size ``noise_scale / G`` at the grid points).
+        noise_scale: size of the initial spline noise (paper: sigma = 0.1; see ``coef_init``).
+        init: ``"kan"`` (the paper: ``w_s = 1``, ``w_b`` Xavier-uniform, ``c`` by ``coef_init``) or
+            ``"efficient"`` (efficient-kan's variant: ``w_b`` and ``w_s`` Kaiming-uniform, ``c`` fitted as
+            with ``coef_init="fit"``).
+        coef_init: how ``init="kan"`` draws ``c``: ``"normal"`` (the paper's text, ``c ~ N(0, noise_scale^2)``)
+            or ``"fit"`` (the authors' released code, pykan: ``c`` is the least-squares fit to uniform noise
+            of size ``noise_scale / G`` at the ``G + 1`` grid points: initial spline values ~13x smaller at
+            G = 5; it trains to lower error on formula_regress, see ``benchmarks/peers/pykan.py``).
         grid_eps: mix of a uniform grid into the data-adaptive one in ``update_grid`` (paper code: 0.02).
         bias: add a learnable bias per output (the paper's Eq. 2.5 has none).
 
@@ -132,10 +137,14 @@ class BSplineKANLayer(nn.Module):
 
     def __init__(self, in_features: int, out_features: int, grid_size: int = 5, spline_order: int = 3,
                  grid_range: Sequence[float] = (-1.0, 1.0), base_activation: Callable[[], nn.Module] = nn.SiLU,
-                 noise_scale: float = 0.1, init: str = "kan", grid_eps: float = 0.02, bias: bool = False):
+                 noise_scale: float = 0.1, init: str = "kan", grid_eps: float = 0.02, bias: bool = False,
+                 coef_init: str = "normal"):
         super().__init__()
         if init not in ("kan", "efficient"):
             raise ValueError(f"init must be 'kan' or 'efficient', got {init!r}")
+        if coef_init not in ("normal", "fit"):
+            raise ValueError(f"coef_init must be 'normal' or 'fit', got {coef_init!r}")
+        self.coef_init = coef_init
         self.in_features, self.out_features = in_features, out_features
         self.grid_size, self.spline_order = grid_size, spline_order
         self.noise_scale, self.init, self.grid_eps = noise_scale, init, grid_eps
@@ -152,16 +161,24 @@ class BSplineKANLayer(nn.Module):
         if self.init == "kan":
             nn.init.xavier_uniform_(self.base_weight)
             nn.init.ones_(self.spline_scale)
-            nn.init.normal_(self.spline_coef, std=self.noise_scale)
+            if self.coef_init == "normal":
+                nn.init.normal_(self.spline_coef, std=self.noise_scale)
+            else:
+                self._fit_noise()
         else:
             nn.init.kaiming_uniform_(self.base_weight, a=math.sqrt(5))
             nn.init.kaiming_uniform_(self.spline_scale, a=math.sqrt(5))
-            k = self.spline_order
-            knots = self.grid[:, k:-k].T  # (G + 1, in): the interior grid points
-            noise = (torch.rand(knots.shape[0], self.in_features, self.out_features) - 0.5) * self.noise_scale / self.grid_size
-            self.spline_coef.copy_(fit_spline_coef(bspline_basis(knots, self.grid, k), noise))
+            self._fit_noise()
         if self.bias is not None:
             nn.init.zeros_(self.bias)
+
+    @torch.no_grad()
+    def _fit_noise(self) -> None:
+        """``c``: the least-squares spline through uniform noise of size ``noise_scale / G`` at the grid points."""
+        k = self.spline_order
+        knots = self.grid[:, k:-k].T  # (G + 1, in): the interior grid points
+        noise = (torch.rand(knots.shape[0], self.in_features, self.out_features) - 0.5) * self.noise_scale / self.grid_size
+        self.spline_coef.copy_(fit_spline_coef(bspline_basis(knots, self.grid, k), noise))
 
     def basis(self, x: torch.Tensor) -> torch.Tensor:
         """``(N, in) -> (N, in, G + k)`` B-spline bases of each input on its grid."""
@@ -233,8 +250,9 @@ class BSplineKANLayer(nn.Module):
         return torch.cat([inner[:1] - r.flip(0) * step, inner, inner[-1:] + r * step], dim=0)
 
     def extra_repr(self) -> str:
+        coef = f", coef_init={self.coef_init!r}" if self.init == "kan" else ""
         return (f"{self.in_features}, {self.out_features}, grid_size={self.grid_size}, "
-                f"spline_order={self.spline_order}, init={self.init!r}, bias={self.bias is not None}")
+                f"spline_order={self.spline_order}, init={self.init!r}{coef}, bias={self.bias is not None}")
 
 
 class KAN(nn.Module):

@@ -186,19 +186,24 @@ class PaddedSets:
 
 
 def maxsim_all(queries: VectorSets, docs: "VectorSets | PaddedSets", *, max_scores: int = 1 << 23) -> torch.Tensor:
-    """Exact MaxSim of every query against every doc: (Q, N). ``max_scores`` bounds memory."""
+    """Exact MaxSim of every query against every doc: (Q, N). ``max_scores`` bounds memory.
+
+    Query tokens are not padded: all of them (flat) meet a chunk of padded docs in one matmul, the
+    max over each doc's tokens follows, and each query's tokens are summed into its row.
+    """
     index = docs if isinstance(docs, PaddedSets) else PaddedSets(docs)
-    qx, qm = queries.to(torch.float32).padded()
-    qx = qx * qm.unsqueeze(-1)  # padded query tokens score 0 against everything... after the max
+    q = queries.to(torch.float32)
+    owners = q.owners()
     out = torch.empty(len(queries), len(index))
     for ids, dx in index.chunks:
         nd, ld, d = dx.shape
-        step = max(1, max_scores // max(nd * ld * qx.shape[1], 1))
+        step = max(1, max_scores // max(nd * ld, 1))  # query tokens per matmul
         flat = dx.reshape(nd * ld, d).T
-        for s in range(0, len(qx), step):
-            qb, mb = qx[s:s + step], qm[s:s + step]
-            sims = (qb.reshape(-1, d) @ flat).view(len(qb), qx.shape[1], nd, ld).amax(-1)
-            out[s:s + step, ids] = (sims * mb.unsqueeze(-1)).sum(1)
+        block = torch.zeros(len(queries), nd)
+        for s in range(0, len(q.vectors), step):
+            sims = (q.vectors[s:s + step] @ flat).view(-1, nd, ld).amax(-1)
+            block.index_add_(0, owners[s:s + step], sims)
+        out[:, ids] = block
     return out
 
 

@@ -14,7 +14,6 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from zoo.tasks.retrieval import PaddedSets, SearchResult, VectorSets
 
@@ -24,22 +23,42 @@ __all__ = ["TokenPool", "RandomTokenPrune", "ward_pool", "token_pool", "token_pr
 def ward_pool(tokens: torch.Tensor, pool_factor: int, protected_tokens: int = 1) -> torch.Tensor:
     """Pool one document's token vectors (n, d) into about n / pool_factor vectors (Ward clustering).
 
-    >>> t = F.normalize(torch.tensor([[1.0, 0], [1, 0.01], [0, 1], [0.01, 1]]), dim=-1)
+    >>> t = torch.nn.functional.normalize(torch.tensor([[1.0, 0], [1, 0.01], [0, 1], [0.01, 1]]), dim=-1)
     >>> ward_pool(t, 2, protected_tokens=0).shape
     torch.Size([2, 2])
     """
+    import numpy as np
     from scipy.cluster.hierarchy import fcluster, linkage
 
     keep, rest = tokens[:protected_tokens], tokens[protected_tokens:]
     if pool_factor <= 1 or len(rest) < 2:
         return tokens
     n_clusters = max(len(rest) // pool_factor, 1)
-    tree = linkage(rest.double().numpy(), method="ward")  # Ward on the vectors (Euclidean)
-    labels = torch.from_numpy(fcluster(tree, t=n_clusters, criterion="maxclust")).long()
-    means = torch.zeros(int(labels.max()), tokens.shape[1], dtype=torch.float64)
-    means.index_add_(0, labels - 1, rest.double())
-    means /= torch.bincount(labels - 1).unsqueeze(1)
-    return torch.cat([keep, F.normalize(means, dim=-1).to(tokens.dtype)])
+    xg = rest.detach().to(torch.float64 if rest.dtype == torch.float64 else torch.float32).numpy()
+    x = xg.astype(np.float64)
+    tree = linkage(_euclidean_condensed(xg), method="ward")  # Ward on the vectors (Euclidean)
+    labels = fcluster(tree, t=n_clusters, criterion="maxclust") - 1
+    member = np.zeros((int(labels.max()) + 1, len(x)))
+    member[labels, np.arange(len(x))] = 1.0
+    means = (member @ x) / member.sum(1, keepdims=True)
+    means /= np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)  # renormalised
+    return torch.cat([keep, torch.from_numpy(means).to(tokens.dtype)])
+
+
+def _euclidean_condensed(x: Any) -> Any:
+    """Condensed pairwise Euclidean distances of the rows of ``x`` (an array), what ``linkage`` computes
+    from observations with scipy's ``pdist``, but from one BLAS Gram product in ``x``'s precision (float32
+    token vectors: the same Ward tree on all 1000 wiki documents of the reproduction) and the rest in
+    float64: pdist's loop took three quarters of the pooling time."""
+    import numpy as np
+    from scipy.spatial.distance import squareform
+
+    gram = (x @ x.T).astype(np.float64)
+    sq = np.diag(gram).copy()
+    d2 = sq[:, None] + sq[None, :] - 2.0 * gram
+    np.maximum(d2, 0.0, out=d2)
+    np.fill_diagonal(d2, 0.0)
+    return squareform(np.sqrt(d2, out=d2), checks=False)
 
 
 class _IndexTimeReduction(nn.Module):
