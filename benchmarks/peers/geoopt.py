@@ -224,8 +224,7 @@ def side_score(inp: dict, _args) -> dict:
 
 # ---------------------------------------------------------------------------------------- orchestrate
 def _q(xs: list[float], spec: str = ".3f") -> str:
-    s = peerlib.summary(xs)
-    return f"{s['median']:{spec}} ({s['p25']:{spec}}–{s['p75']:{spec}})" if len(xs) > 1 else f"{s['median']:{spec}}"
+    return peerlib.quartiles(xs, spec)
 
 
 def orchestrate(a) -> None:
@@ -271,9 +270,7 @@ def orchestrate(a) -> None:
 def _section(a, runs, scores, info, seeds, cfgs, epochs, ver_ours, ver_peer) -> str:
     o, p = runs["ours"], runs["peer"]
     lrs = sorted({float(c.split("-")[0]) for c in cfgs})
-    cmd = ".venv/bin/python benchmarks/peers/geoopt.py" + (" --quick" if a.quick else "".join(
-        f" --{k} {v}" for k, v in (("rounds", a.rounds), ("epochs", a.epochs)) if v != {"rounds": 5, "epochs": EPOCHS}[k])
-        + ("" if tuple(a.lr) == LRS else " --lr " + " ".join(f"{x:g}" for x in a.lr)))
+    cmd = a.command
     lines = [f"### Poincaré embeddings: `poincare-embed` plugin vs geoopt {ver_peer[PEER]} (RiemannianSGD, PoincareBall)", "",
              f"`{cmd}`" + (" (**--quick**: smoke run, not a measurement)" if a.quick else ""), "",
              "Ours: " + ", ".join(f"{k} {v}" for k, v in ver_ours.items()) + ". Peer: "

@@ -361,8 +361,7 @@ def side_score(inp: dict, _args) -> dict:
 
 # ---------------------------------------------------------------------------------------- orchestrate
 def _q(xs: list[float], spec: str = ".3f") -> str:
-    s = peerlib.summary(xs)
-    return f"{s['median']:{spec}} ({s['p25']:{spec}}–{s['p75']:{spec}})" if len(xs) > 1 else f"{s['median']:{spec}}"
+    return peerlib.quartiles(xs, spec)
 
 
 def orchestrate(a) -> None:
@@ -434,9 +433,7 @@ def orchestrate(a) -> None:
 
 def _section(a, runs: dict, auc: dict, sizes: dict, seeds: list[int], ver_ours: dict, ver_peer: dict) -> str:
     o, p = runs["ours"], runs["peer"]
-    opts = [("--rounds", a.rounds, 3), ("--auc-seeds", a.auc_seeds, 10), ("--before", a.before, BEFORE)]
-    cmd = ".venv/bin/python benchmarks/peers/pecanpy.py" + (" --quick" if a.quick else "".join(
-        f" {k} {v}" for k, v, d in opts if v != d))
+    cmd = a.command
     lines = [f"### node2vec: `node2vec` plugin vs pecanpy {ver_peer[PEER]}", "",
              f"`{cmd}`" + (" (**--quick**: smoke run, not a measurement)" if a.quick else ""), "",
              "Ours: " + ", ".join(f"{k} {v}" for k, v in ver_ours.items()) + ". Peer: "

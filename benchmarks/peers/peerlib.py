@@ -19,7 +19,9 @@ import fcntl
 import json
 import os
 import platform
+import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -39,7 +41,8 @@ TORCH_PIN = "torch==2.14.1"  # the version this machine installs from disk; a pe
 OURS_PYTHON = str(Path(sys.executable))  # the orchestrator runs with the zoo venv's python
 
 __all__ = ["ProcResult", "paired", "summary", "ensure_env", "versions", "run_side", "interleave", "write_section",
-           "side_main", "peer_env_vars", "OURS_PYTHON", "ROOT", "load_now"]
+           "side_main", "peer_env_vars", "OURS_PYTHON", "ROOT", "load_now", "quartiles", "spread",
+           "machine"]
 
 
 def load_now() -> str:
@@ -180,6 +183,7 @@ def side_main(sides: dict[str, Callable[[dict, argparse.Namespace], dict]], orch
     if add_args:
         add_args(p)
     a = p.parse_args()
+    a.command = shlex.join([".venv/bin/python", f"benchmarks/peers/{Path(sys.argv[0]).name}", *sys.argv[1:]])
     if a.side:
         data = sides[a.side](json.loads(a.inputs.read_text()), a)
         tmp = a.out.with_suffix(".tmp")
@@ -187,6 +191,18 @@ def side_main(sides: dict[str, Callable[[dict, argparse.Namespace], dict]], orch
         os.replace(tmp, a.out)
         return
     orchestrate(a)
+
+
+def quartiles(xs: list[float], spec: str = ".3f") -> str:
+    """``median (p25–p75)`` of ``xs`` (just the value for one sample)."""
+    s = summary(xs)
+    return f"{s['median']:{spec}} ({s['p25']:{spec}}–{s['p75']:{spec}})" if len(xs) > 1 else f"{s['median']:{spec}}"
+
+
+def spread(xs: list[float], spec: str = ".3f") -> str:
+    """``median (min–max)`` of ``xs`` (just the value for one sample): for a few seeds."""
+    med = statistics.median(xs)
+    return f"{med:{spec}} ({min(xs):{spec}}–{max(xs):{spec}})" if len(xs) > 1 else f"{med:{spec}}"
 
 
 def machine() -> str:

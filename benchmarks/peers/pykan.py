@@ -231,13 +231,11 @@ def side_data(inp: dict, _args) -> dict:
 
 # ---------------------------------------------------------------------------------------- orchestrate
 def _fmt(xs: list[float], spec: str = ".4f") -> str:
-    med = statistics.median(xs)
-    return f"{med:{spec}} ({min(xs):{spec}}–{max(xs):{spec}})" if len(xs) > 1 else f"{med:{spec}}"
+    return peerlib.spread(xs, spec)
 
 
 def _q(xs: list[float], spec: str = ".2f") -> str:
-    s = peerlib.summary(xs)
-    return f"{s['median']:{spec}} ({s['p25']:{spec}}–{s['p75']:{spec}})" if len(xs) > 1 else f"{s['median']:{spec}}"
+    return peerlib.quartiles(xs, spec)
 
 
 def _gmean(xs) -> float:
@@ -380,8 +378,4 @@ def _args(p) -> None:
 
 
 if __name__ == "__main__":
-    import sys
-
-    cmd = ".venv/bin/python benchmarks/peers/pykan.py " + " ".join(x for x in sys.argv[1:])
-    peerlib.side_main({"ours": side_ours, "peer": side_peer, "data": side_data},
-                      lambda a: (setattr(a, "command", cmd.strip()), orchestrate(a)), _args)
+    peerlib.side_main({"ours": side_ours, "peer": side_peer, "data": side_data}, orchestrate, _args)

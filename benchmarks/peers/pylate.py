@@ -197,8 +197,7 @@ def _metrics(ids: list[list[int]], relevant: list[int]) -> dict[str, float]:
 
 
 def _q(xs: list[float], spec: str = ".2f") -> str:
-    s = peerlib.summary(xs)
-    return f"{s['median']:{spec}} ({s['p25']:{spec}}–{s['p75']:{spec}})" if len(xs) > 1 else f"{s['median']:{spec}}"
+    return peerlib.quartiles(xs, spec)
 
 
 def _ndcg_se(ids: list[list[int]], relevant: list[int]) -> float:
@@ -315,8 +314,4 @@ def _args(p) -> None:
 
 
 if __name__ == "__main__":
-    import sys
-
-    cmd = ".venv/bin/python benchmarks/peers/pylate.py " + " ".join(x for x in sys.argv[1:])
-    peerlib.side_main({"ours": side_ours, "peer": side_peer, "data": side_data},
-                      lambda a: (setattr(a, "command", cmd.strip()), orchestrate(a)), _args)
+    peerlib.side_main({"ours": side_ours, "peer": side_peer, "data": side_data}, orchestrate, _args)

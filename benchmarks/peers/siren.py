@@ -104,8 +104,7 @@ def side_data(inp: dict, _args) -> dict:
 
 # ---------------------------------------------------------------------------------------- orchestrate
 def _fmt(xs: list[float], spec: str = ".2f") -> str:
-    med = statistics.median(xs)
-    return f"{med:{spec}} ({min(xs):{spec}}–{max(xs):{spec}})" if len(xs) > 1 else f"{med:{spec}}"
+    return peerlib.spread(xs, spec)
 
 
 def orchestrate(a) -> None:
@@ -193,8 +192,4 @@ def _args(p) -> None:
 
 
 if __name__ == "__main__":
-    import sys
-
-    cmd = ".venv/bin/python benchmarks/peers/siren.py " + " ".join(x for x in sys.argv[1:])
-    peerlib.side_main({"ours": side_ours, "peer": side_peer, "peer_w0": side_peer_w0, "data": side_data},
-                      lambda a: (setattr(a, "command", cmd.strip()), orchestrate(a)), _args)
+    peerlib.side_main({"ours": side_ours, "peer": side_peer, "peer_w0": side_peer_w0, "data": side_data}, orchestrate, _args)
