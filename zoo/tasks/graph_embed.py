@@ -23,14 +23,13 @@ for models with ``distance`` and "link" otherwise):
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -347,21 +346,6 @@ def _average_precision(dist: np.ndarray, label: np.ndarray) -> float:
     seen = np.flatnonzero(last) + 1
     gained = np.diff(np.r_[0, tp])
     return float((gained * tp / seen).sum() / max(tp[-1], 1))
-
-
-@contextlib.contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """Run the block on one intra-op thread (restored after).
-
-    Embedding SGD makes thousands of tiny tensor ops; on a shared 2-core machine a second thread
-    only spins: a node2vec fit measured 3.5 s of CPU on one thread and 110 s on two.
-    """
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def example_input(batch: int = 8) -> torch.Tensor:

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from zoo.tasks.base import run_budget
-from zoo.tasks.graph_embed import one_torch_thread
+from zoo.tasks.base import torch_threads
 
 from .walks import BiasedWalker, CSRGraph, alias_tables
 
@@ -206,7 +206,7 @@ class Node2Vec(nn.Module):
             return loss / max(1, len(keys))
 
         self.train()
-        with one_torch_thread():
+        with torch_threads(1):  # thousands of tiny ops: a second thread only spins
             fig = run_budget(step, steps=total, budget_s=budget_s, progress=progress)
         self.eval()
         return {**fig, "walks": float(len(walks)), "pairs": float(sum(sizes))}

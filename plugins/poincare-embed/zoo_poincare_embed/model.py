@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from zoo.tasks.base import run_budget
-from zoo.tasks.graph_embed import one_torch_thread
+from zoo.tasks.base import torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ class HierarchyEmbedding(nn.Module):
             return loss.item()
 
         self.train()
-        with one_torch_thread():
+        with torch_threads(1):  # thousands of tiny ops: a second thread only spins
             fig = run_budget(one_step, steps=per_epoch * epochs, budget_s=budget_s, progress=progress)
         self.eval()
         self.emb.weight.grad = None
