@@ -16,7 +16,7 @@ def digits(seed: int = 0) -> tuple[torch.nn.Module, dict[str, float]]:
     trained model (in eval mode) and the metrics measured here: test accuracy on the task's
     held-out split, the final train loss (mean of the last 10% of steps) and the step count.
 
-    >>> model, metrics = digits(seed=0)  # doctest: +SKIP  (about 20 s of CPU)
+    >>> model, metrics = digits(seed=0)  # about 20 s of CPU  # doctest: +SKIP
     """
     torch.manual_seed(seed)
     model = zoo.create("derf_vit")

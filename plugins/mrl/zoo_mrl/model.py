@@ -2,8 +2,11 @@
 
     >>> import zoo
     >>> model = zoo.create("mrl_digits_cnn")          # doctest: +SKIP
-    >>> out = model(x)                                # {"embedding": (B, 64), "logits": {2: (B, 10), ..., 64: (B, 10)}}
-    >>> z8 = model.embed(x, dim=8)                    # the first 8 dimensions, usable on their own
+    >>> out = model(x)                                # doctest: +SKIP
+    >>> z8 = model.embed(x, dim=8)                    # doctest: +SKIP
+
+``out`` is ``{"embedding": (B, 64), "logits": {2: (B, 10), ..., 64: (B, 10)}}``; ``z8`` the first 8
+dimensions, usable on their own.
 """
 from __future__ import annotations
 
