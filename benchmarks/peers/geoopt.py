@@ -223,15 +223,12 @@ def side_score(inp: dict, _args) -> dict:
 
 
 # ---------------------------------------------------------------------------------------- orchestrate
-def _q(xs: list[float], spec: str = ".3f") -> str:
-    return peerlib.quartiles(xs, spec)
+_q = peerlib.quartiles
 
 
 def orchestrate(a) -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    t_env = time.perf_counter()
     peer_py = peerlib.ensure_env(PEER, PEER_REQ)
-    log.info("peer environment ready in %.0f s", time.perf_counter() - t_env)
     rounds, epochs, dims, lrs = (1, 2, (2,), (1.0,)) if a.quick else (a.rounds, a.epochs, DIMS, tuple(a.lr))
     cfgs = [f"{lr:g}-{d}" for lr in lrs for d in dims]
     seeds = list(range(rounds))

@@ -360,15 +360,12 @@ def side_score(inp: dict, _args) -> dict:
 
 
 # ---------------------------------------------------------------------------------------- orchestrate
-def _q(xs: list[float], spec: str = ".3f") -> str:
-    return peerlib.quartiles(xs, spec)
+_q = peerlib.quartiles
 
 
 def orchestrate(a) -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    t_env = time.perf_counter()
     peer_py = peerlib.ensure_env(PEER, PEER_REQ, torch=None)
-    log.info("peer environment ready in %.0f s", time.perf_counter() - t_env)
     graphs = QUICK_GRAPHS if a.quick else GRAPHS
     rounds = 1 if a.quick else a.rounds
     auc_seeds = list(range(max(rounds, 1 if a.quick else a.auc_seeds)))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import json
+import logging
 import os
 import platform
 import shlex
@@ -34,6 +35,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 from common import ProcResult, paired, run_process, summary  # noqa: E402  (benchmarks/common.py)
 
+log = logging.getLogger("zoo.bench.peers")
 ENVS = PEERS / ".envs"  # one virtual environment per peer (git-ignored)
 RESULTS = BENCH / "RESULTS.md"
 START, END = "<!-- peers:start -->", "<!-- peers:end -->"
@@ -63,6 +65,7 @@ def ensure_env(name: str, requirements: list[str], *, torch: str | None = TORCH_
     wanted = {"torch": torch, "requirements": list(requirements)}
     if marker.exists() and json.loads(marker.read_text()) == wanted:
         return str(python)
+    t0 = time.perf_counter()
     # the marker is written last: an environment without it is a failed or interrupted build, rebuilt here
     shutil.rmtree(env, ignore_errors=True)
     env.parent.mkdir(parents=True, exist_ok=True)
@@ -76,6 +79,7 @@ def ensure_env(name: str, requirements: list[str], *, torch: str | None = TORCH_
     except BaseException:
         shutil.rmtree(env, ignore_errors=True)
         raise
+    log.info("built the %s environment in %.0f s", name, time.perf_counter() - t0)
     return str(python)
 
 
