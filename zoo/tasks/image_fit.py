@@ -384,12 +384,11 @@ def fit_recipe(model_name: str, signal: ImageSignal | None = None, *, steps: int
                lr: float | None = None, **overrides: Any) -> tuple[nn.Module, dict[str, float]]:
     """A pretrained tag's recipe: ``zoo.create(model_name, **overrides)`` fitted to ``signal`` and scored.
 
-    ``signal`` defaults to 64x64 ``camera`` (fit mode); ``lr`` to the model's ``default_lr`` (and its
-    ``default_lr_decay``, if any, as in ``evaluate``). Seeded,
-    so deterministic on CPU. Returns the model in eval mode and the metrics measured here: PSNR/SSIM
-    on the training grid, PSNR on the held-out coordinates (``psnr_test_2x``: the 2x finer grid of fit
-    mode), steps.
-    A plugin's ``train.py`` calls it with its own model and step count.
+    ``signal`` defaults to 64x64 ``camera`` (fit mode); ``lr`` to the model's ``default_lr``, decayed by
+    its ``default_lr_decay`` if it has one (as in ``evaluate``). Seeded, so deterministic on CPU. Returns
+    the model in eval mode and the metrics measured here: PSNR/SSIM on the training grid, PSNR on the
+    held-out coordinates (``psnr_test_2x`` in fit mode: the 2x finer grid), steps. A plugin's
+    ``train.py`` calls it with its own model and step count.
 
     >>> model, metrics = fit_recipe("sl2a_inr", steps=2000)       # doctest: +SKIP
     """
