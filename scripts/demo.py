@@ -88,7 +88,7 @@ def main() -> int:
         return 1
     import json
 
-    from zoo.tasks.base import format_table
+    from zoo.task import format_table
 
     rows = json.loads(proc.stdout.strip().splitlines()[-1])
     print(format_table(rows))

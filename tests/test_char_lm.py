@@ -5,8 +5,8 @@ import pytest
 import torch
 
 import zoo
-from zoo.nn.gpt import GPT, capture_hidden, hidden_hooks
-from zoo.tasks import char_lm
+from zoo_nn.gpt import GPT, capture_hidden, hidden_hooks
+from zoo_task_char_lm import task as char_lm
 
 TINY = dict(dim=32, depth=2, heads=2, block_size=32, mlp_ratio=4.0)
 
@@ -103,6 +103,6 @@ def test_contract_helpers():
     from zoo import registry
 
     spec = registry.task("char_lm")
-    assert spec.evaluate == "zoo.tasks.char_lm:evaluate" and "gpt-rms-swiglu" in spec.baselines
+    assert spec.evaluate == "zoo_task_char_lm.task:evaluate" and "gpt-rms-swiglu" in spec.baselines
     with pytest.raises(ValueError, match="gpt-ln-gelu"):
         char_lm.build_baseline("gpt-ln-gelux")

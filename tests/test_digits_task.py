@@ -2,8 +2,8 @@ import pytest
 import torch
 
 import zoo
-from zoo.nn.backbones import DigitsCNN, DigitsMLP, TinyViT
-from zoo.tasks import digits
+from zoo_nn.backbones import DigitsCNN, DigitsMLP, TinyViT
+from zoo_task_digits import task as digits
 
 
 def test_split_is_fixed_and_stratified():

@@ -1,4 +1,4 @@
-"""The formula_regress task and the shared B-spline KAN layer (zoo.nn.kan)."""
+"""The formula_regress task and the shared B-spline KAN layer (zoo_nn.kan)."""
 import math
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 import torch
 
 import zoo
-from zoo.nn.kan import KAN, BSplineKANLayer, RBFKANLayer, bspline_basis, kan_param_count, uniform_grid
-from zoo.tasks import formula as F
+from zoo_nn.kan import KAN, BSplineKANLayer, RBFKANLayer, bspline_basis, kan_param_count, uniform_grid
+from zoo_task_formula_regress import task as F
 
 # ---------------------------------------------------------------- B-spline KAN layer
 
@@ -148,7 +148,7 @@ def test_match_width_and_baselines_at_equal_parameters():
     assert F.match_width(lambda w: torch.nn.Linear(3, w), 41) == 10  # 4 per unit
     for name in ("mlp", "kan"):
         for d in (1, 4):
-            model = F.build_baseline(name, d, 600)
+            model = F.build_baseline(name, params=600, in_features=d)
             assert abs(F.count_params(model) - 600) / 600 < 0.1
             assert model(torch.rand(5, d)).shape == (5, 1)
 
@@ -182,29 +182,26 @@ def test_evaluate_reports_baselines_at_the_model_size():
     assert "kan" in r.table("mlp8")
 
 
-def test_evaluate_rebuilds_through_zoo_provenance(monkeypatch):
-    from dataclasses import dataclass, field
-
-    import zoo.factory
-
+def test_evaluate_rebuilds_through_the_callable_zoo_evaluate_hands_it():
+    """The task never imports the factory: a fresh model per formula width comes from ``rebuild``."""
     calls = []
 
-    def fake_create(name, **kw):
-        calls.append((name, kw))
-        return F.formula_mlp(kw["in_features"], kw.get("hidden", 8))
+    def rebuild(**overrides):
+        calls.append(overrides)
+        return F.formula_mlp(overrides["in_features"], 6)
 
-    @dataclass
-    class Prov:
-        name: str = "my_mlp"
-        model_args: dict = field(default_factory=lambda: {"hidden": 6})
-        pretrained: bool = False
-
-    monkeypatch.setattr(zoo.factory, "create", fake_create)
-    model = F.formula_mlp(2, 6)
-    model.zoo = Prov()
-    r = F.evaluate(model, formula=["bessel_j0", "exp_sin_4d"], steps=2, baselines=[])
-    assert calls == [("my_mlp", {"hidden": 6, "in_features": 1}), ("my_mlp", {"hidden": 6, "in_features": 4})]
+    r = F.evaluate(F.formula_mlp(2, 6), formula=["bessel_j0", "exp_sin_4d"], steps=2, baselines=[], rebuild=rebuild)
+    assert calls == [{"in_features": 1}, {"in_features": 4}]
     assert r.config["formulas"] == ["bessel_j0", "exp_sin_4d"] and r.baselines == {}
+
+
+def test_zoo_evaluate_hands_the_task_a_rebuild_of_the_same_model():
+    import zoo
+
+    # a model built for 2 inputs is evaluated on 1- and 4-input formulas: only a rebuild makes that work
+    model = zoo.create("mlp_kan_formula", in_features=2)
+    r = zoo.evaluate(model, formula=["bessel_j0", "exp_sin_4d"], steps=2, baselines=[])
+    assert r.config["formulas"] == ["bessel_j0", "exp_sin_4d"] and "rel_rmse:exp_sin_4d" in r.metrics
 
 
 def test_pretrained_model_is_scored_as_is_on_its_width():
@@ -218,4 +215,4 @@ def test_pretrained_model_is_scored_as_is_on_its_width():
 
 def test_task_is_registered():
     spec = zoo.registry.task("formula_regress")
-    assert spec.baselines == ("mlp", "kan") and spec.evaluate == "zoo.tasks.formula:evaluate"
+    assert spec.baselines == ("mlp", "kan") and spec.evaluate == "zoo_task_formula_regress.task:evaluate"

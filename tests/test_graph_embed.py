@@ -7,7 +7,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from sklearn.metrics import average_precision_score
 
-from zoo.tasks import graph_embed as task
+from zoo_task_graph_embed import task
 
 
 @pytest.mark.parametrize("name,n,e", [("karate", 34, 78), ("les_miserables", 77, 254), ("florentine", 15, 20),
@@ -36,7 +36,7 @@ def test_mammal_closure_matches_the_authors_counts():
 
 def test_missing_wordnet_falls_back_to_the_synthetic_tree(monkeypatch, caplog):
     monkeypatch.setattr(task, "wordnet_dir", lambda: None)
-    with caplog.at_level(logging.WARNING, logger="zoo.tasks.graph_embed"):
+    with caplog.at_level(logging.WARNING, logger="zoo_task_graph_embed.task"):
         edges, n, _ = task.load_hierarchy("mammal", branching=2, depth=3)
     assert n == 15 and "wordnet-base" in caplog.text
 
@@ -174,4 +174,4 @@ def test_contract_checks():
         task.check_output(m, torch.zeros(7, 4))
     from zoo import registry
 
-    assert registry.task("graph_embed").evaluate == "zoo.tasks.graph_embed:evaluate"
+    assert registry.task("graph_embed").evaluate == "zoo_task_graph_embed.task:evaluate"

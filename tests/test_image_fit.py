@@ -3,8 +3,9 @@ import math
 import pytest
 import torch
 
-from zoo.nn.inr import FourierFeatureMLP, Siren, count_params, match_params
-from zoo.tasks import image_fit as T
+from zoo_nn.inr import FourierFeatureMLP, Siren
+from zoo.task import count_params, match_params
+from zoo_task_image_fit import image_fit as T
 
 
 def test_grid_is_row_major_pixel_centres_matching_reshape():

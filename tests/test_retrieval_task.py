@@ -5,8 +5,8 @@ import pytest
 import torch
 
 import zoo
-from zoo.tasks import retrieval as R
-from zoo.tasks import retrieval_data as D
+from zoo_task_retrieval import task as R
+from zoo_task_retrieval import data as D
 
 
 def _brute_maxsim(q: torch.Tensor, d: torch.Tensor) -> float:

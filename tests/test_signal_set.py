@@ -2,8 +2,8 @@ import pytest
 import torch
 
 from zoo import registry
-from zoo.nn.inr import count_params
-from zoo.tasks import signal_set as task
+from zoo.task import count_params
+from zoo_task_image_fit import signal_set as task
 
 
 def test_load_set_split_is_seeded_disjoint_and_in_range():
@@ -34,8 +34,8 @@ def test_faces_and_native_digits():
 
 def test_baseline_sizes_and_fit_reduces_error():
     s = task.load_set("digits", 8, n_train=64, n_test=32)
-    ae = task.build_baseline("ae", 3000, s, latent_dim=8)
-    ae2 = task.build_baseline("ae-2x", 3000, s, latent_dim=8)
+    ae = task.build_baseline("ae", params=3000, data=s, latent_dim=8)
+    ae2 = task.build_baseline("ae-2x", params=3000, data=s, latent_dim=8)
     assert abs(count_params(ae) - 3000) / 3000 < 0.1 and abs(count_params(ae2) - 6000) / 6000 < 0.1
     before = task.score(ae, s)["mse_test"]
     fig = ae.fit(s, steps=60, seed=0)

@@ -13,7 +13,7 @@ import importlib
 
 TYPE_CHECKING = False  # importing typing would be most of the cost of `import zoo`
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _LAZY = {
     # registry (no torch)
@@ -30,7 +30,8 @@ _LAZY = {
     # model creation and the Hub (torch, when called)
     "create": "zoo.factory", "save_pretrained": "zoo.factory", "push_to_hub": "zoo.factory",
     "Provenance": "zoo.factory", "evaluate": "zoo.evaluation",
-    "Result": "zoo.tasks.base", "ClaimResult": "zoo.tasks.base",
+    "Result": "zoo.task", "ClaimResult": "zoo.claims", "Claim": "zoo.claims", "Row": "zoo.claims",
+    "Check": "zoo.claims", "reproduce": "zoo.claims",
 }
 _RENAMED = {"reload_plugins": ("zoo.registry", "reload")}
 
@@ -61,5 +62,6 @@ if TYPE_CHECKING:  # static imports for IDEs and type checkers
     from .hookspecs import hookimpl  # noqa: F401
     from .registry import info, list_models, parse_model_name, plugins  # noqa: F401
     from .specs import ClaimSpec, ModelSpec, Paper, PluginStatus, TaskSpec, WeightsSpec  # noqa: F401
-    from .tasks.base import ClaimResult, Result  # noqa: F401
+    from .claims import Check, Claim, ClaimResult, Row, reproduce  # noqa: F401
+    from .task import Result  # noqa: F401
     from .weights import DownloadFailed, WeightsMismatch  # noqa: F401

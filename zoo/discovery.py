@@ -27,7 +27,6 @@ from .specs import ClaimSpec, ModelSpec, PluginStatus, TaskSpec
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "zoo"
-CORE_PLUGIN = "zoo-core"
 _HOOKS = (("zoo_models", ModelSpec), ("zoo_tasks", TaskSpec), ("zoo_claims", ClaimSpec))
 
 
@@ -151,14 +150,10 @@ def _load_one(catalog: Catalog, pm: pluggy.PluginManager, plugin_id: str, dist: 
 
 
 def discover() -> Catalog:
-    """Load the core's own tasks and every installed plugin allowed by the environment."""
+    """Load every installed plugin (task distributions included) allowed by the environment."""
     catalog = Catalog()
     pm = pluggy.PluginManager("zoo")
     pm.add_hookspecs(hookspecs)
-    core_version = _version("zoo-core")
-    status = _load_one(catalog, pm, "core", CORE_PLUGIN, core_version, "zoo.builtin",
-                       lambda: importlib.import_module("zoo.builtin"))
-    catalog.statuses["core"] = status
     allow = _env_list("ZOO_PLUGINS")
     deny = _env_list("ZOO_DISABLE_PLUGINS") or set()
     use_cache = os.environ.get("ZOO_NO_PLUGIN_CACHE", "") in ("", "0")
@@ -192,9 +187,3 @@ def discover() -> Catalog:
         discovery_cache.save({**kept, **fresh})
     return catalog
 
-
-def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None

@@ -42,6 +42,13 @@ def evaluate(model_or_name: Any, task: str | None = None, *, budget_s: float | N
     spec = registry.task(task)
     fn = resolve_target(spec.evaluate)
     params = inspect.signature(fn).parameters
-    if progress and ("progress" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())):
+    takes = lambda k: k in params or any(p.kind is p.VAR_KEYWORD for p in params.values())  # noqa: E731
+    if prov is not None and prov.name and "rebuild" in params:  # only tasks that name it
+        # the task may need a fresh copy at another size (formula inputs, graph nodes): it never imports
+        # the factory, so it gets this callable instead
+        def rebuild(**overrides: Any):
+            return create(prov.name, **{**dict(prov.model_args), **overrides})
+        kwargs.setdefault("rebuild", rebuild)
+    if progress and takes("progress"):
         kwargs["progress"] = True  # progress bars only where the task draws them, and only when asked
     return fn(model, budget_s=budget_s, steps=steps, seed=seed, **kwargs)

@@ -119,9 +119,11 @@ class TaskSpec:
     baselines: tuple[str, ...] = ()
     example_input: str | None = None  # "module:attr": () -> example input (a tensor, or a tuple of args)
     check_output: str | None = None  # "module:attr": (model, output) -> None, raises if the contract is broken
+    describe: str | None = None  # "module:attr": (**options) -> dict of the protocol's settings
 
     def __post_init__(self) -> None:
         _check_target(f"TaskSpec({self.name}).evaluate", self.evaluate)
+        _check_target(f"TaskSpec({self.name}).describe", self.describe)
         _check_target(f"TaskSpec({self.name}).example_input", self.example_input)
         _check_target(f"TaskSpec({self.name}).check_output", self.check_output)
 

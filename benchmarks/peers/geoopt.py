@@ -74,7 +74,7 @@ def side_prep(inp: dict, _args) -> dict:
     """The closure pairs and one initial table per (seed, dim), shared by both sides."""
     import numpy as np
 
-    from zoo.tasks import graph_embed as task
+    from zoo_task_graph_embed import task
 
     edges, n, _ = task.load_hierarchy("mammal")
     arrays = {"edges": edges, "n": np.array(n)}
@@ -91,7 +91,7 @@ def side_ours(inp: dict, _args) -> dict:
     import numpy as np
     import torch
 
-    from zoo.tasks.graph_embed import GraphData
+    from zoo_task_graph_embed.task import GraphData
     from zoo_poincare_embed.model import PoincareEmbedding
 
     torch.set_num_threads(1)
@@ -210,7 +210,7 @@ def side_score(inp: dict, _args) -> dict:
     import numpy as np
     import torch
 
-    from zoo.tasks.graph_embed import reconstruction
+    from zoo_task_graph_embed.task import reconstruction
     from zoo_poincare_embed.model import poincare_distance
 
     torch.set_num_threads(1)

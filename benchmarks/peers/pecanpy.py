@@ -78,7 +78,7 @@ def side_prep(inp: dict, _args) -> dict:
     import networkx as nx
     import numpy as np
 
-    from zoo.tasks import graph_embed as task
+    from zoo_task_graph_embed import task
 
     arrays = {}
     for name, size in inp["graphs"].items():
@@ -115,7 +115,7 @@ def _ours_e2e(data, seed: int, folder: str) -> dict:
     import numpy as np
     import torch
 
-    from zoo.tasks.graph_embed import GraphData
+    from zoo_task_graph_embed.task import GraphData
     from zoo_node2vec.model import Node2Vec
 
     n = int(data["n_split"])
@@ -150,7 +150,7 @@ def _before_train_cpu(path: str, data, seed: int, folder: str) -> float:
     import numpy as np
     import torch
 
-    from zoo.tasks.graph_embed import GraphData
+    from zoo_task_graph_embed.task import GraphData
 
     spec = importlib.util.spec_from_file_location("zoo_node2vec._before", path)
     mod = importlib.util.module_from_spec(spec)
@@ -349,7 +349,7 @@ def side_score(inp: dict, _args) -> dict:
     """graph_embed's link_auc (Hadamard + logistic regression) of every embedding on its split."""
     import numpy as np
 
-    from zoo.tasks.graph_embed import link_auc
+    from zoo_task_graph_embed.task import link_auc
 
     data, out = np.load(inp["arrays"]), {}
     for key, job in inp["jobs"].items():

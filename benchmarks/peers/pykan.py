@@ -1,7 +1,7 @@
-"""pykan side by side: ``zoo.nn.kan.KAN`` (the B-spline KAN of kan-fair, vikanformer, the formula_regress
+"""pykan side by side: ``zoo_nn.kan.KAN`` (the B-spline KAN of kan-fair, vikanformer, the formula_regress
 ``kan`` baseline) vs ``pykan``, the KAN authors' package (``import kan``).
 
-Both sides fit the same points of every ``formula_regress`` formula (``zoo.tasks.formula.make_data``:
+Both sides fit the same points of every ``formula_regress`` formula (``zoo_task_formula_regress.task.make_data``:
 1000 train / 1000 test, inputs in [-1, 1]^d, standardised targets; the zoo side writes the arrays once,
 both sides read them) with the same network, ``[d, 5, 1]`` B-spline edges on G = 5 intervals of a
 [-1, 1] grid, order k = 3, SiLU residual branch, and the same training loop: full-batch Adam at 1e-2
@@ -40,7 +40,7 @@ DEFAULT_MODE_STEPS = 30  # steps timed in pykan's default mode (symbolic branch 
 
 # ---------------------------------------------------------------------------------------------- sides
 def _loop(model, x, y, steps: int, lr: float, timed: bool = True) -> dict:
-    """The task's training loop (``zoo.tasks.formula.train``): full-batch Adam, cosine decay, MSE.
+    """The task's training loop (``zoo_task_formula_regress.task.train``): full-batch Adam, cosine decay, MSE.
 
     Torch only, the same code on both sides; forward + backward and the optimiser step timed apart.
     """
@@ -138,7 +138,7 @@ def _count(model) -> dict:
 def side_ours(inp: dict, _args) -> dict:
     import torch
 
-    from zoo.nn.kan import KAN, kan_param_count
+    from zoo_nn.kan import KAN, kan_param_count
 
     out = {}
     for name, (xtr, ytr, xte, yte) in _data(inp).items():
@@ -214,10 +214,10 @@ def side_peer(inp: dict, _args) -> dict:
 
 
 def side_data(inp: dict, _args) -> dict:
-    """Write every formula's train/test points as ``zoo.tasks.formula.make_data`` makes them."""
+    """Write every formula's train/test points as ``zoo_task_formula_regress.task.make_data`` makes them."""
     import numpy as np
 
-    from zoo.tasks.formula import FORMULAS, make_data
+    from zoo_task_formula_regress.task import FORMULAS, make_data
 
     arrays, dims = {}, {}
     for name in FORMULAS:
@@ -349,7 +349,7 @@ def _section(a, formulas, dims, steps, rounds, o, p, rss, ver_ours, ver_peer, wr
                "the zoo layer evaluates only the k+1 non-zero cubic pieces of each input in closed form and does one "
                "matmul per layer, where pykan runs the full Cox-de Boor recursion over every basis and broadcasts "
                "(batch, in, out) tensors for the residual and spline branches.")
-    md = [f"### B-spline KAN: `zoo.nn.kan.KAN` (kan-fair, vikanformer, formula_regress) vs {PEER} {ver_peer[PEER]}", "",
+    md = [f"### B-spline KAN: `zoo_nn.kan.KAN` (kan-fair, vikanformer, formula_regress) vs {PEER} {ver_peer[PEER]}", "",
           f"`{a.command}`{' (**--quick**: smoke run, not a measurement)' if a.quick else ''}", "",
           f"Ours: torch {ver_ours['torch']}, zoo-core {ver_ours['zoo-core']}, zoo-kan-fair {ver_ours['zoo-kan-fair']}. "
           f"Peer: torch {ver_peer['torch']}, {PEER} {ver_peer[PEER]}. {peerlib.machine()}.", "",

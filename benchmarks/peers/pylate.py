@@ -107,7 +107,7 @@ def side_ours(inp: dict, _args) -> dict:
     import torch
     from zoo_colbert_token_pool.model import TokenPool
 
-    from zoo.tasks.retrieval import ExactMaxSim, PaddedSets, VectorSets
+    from zoo_task_retrieval.task import ExactMaxSim, PaddedSets, VectorSets
 
     docs, queries = _load(inp)
     qsets = VectorSets.from_list(queries)
@@ -175,7 +175,7 @@ def side_data(inp: dict, _args) -> dict:
     import numpy as np
     import torch
 
-    from zoo.tasks.retrieval_data import load_wiki
+    from zoo_task_retrieval.data import load_wiki
 
     data = load_wiki(inp["n_docs"], "token", n_queries=inp["n_queries"], dtype=torch.float16)
     np.savez(inp["arrays"], doc_vectors=data.docs.vectors.numpy(), doc_offsets=data.docs.offsets.numpy(),

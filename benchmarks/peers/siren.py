@@ -1,6 +1,6 @@
-"""SIREN side by side: the ``image_fit`` task's SIREN baseline (``zoo.nn.inr.Siren``) vs ``siren-pytorch``.
+"""SIREN side by side: the ``image_fit`` task's SIREN baseline (``zoo_nn.inr.Siren``) vs ``siren-pytorch``.
 
-Both sides fit the same 64x64 ``camera`` image (scikit-image, resized by ``zoo.tasks.image_fit``; the
+Both sides fit the same 64x64 ``camera`` image (scikit-image, resized by ``zoo_task_image_fit.image_fit``; the
 orchestrator's zoo side writes pixels and coordinates once, both sides read them) with the same network
 shape (3 sine layers of width 256 and a linear output: 132,609 parameters each), full-batch Adam at
 1e-4 (the SIREN paper's rate) on the MSE for the same number of steps and the same seeds. Each side
@@ -66,7 +66,7 @@ def _inputs(inp: dict):
 
 
 def side_ours(inp: dict, _args) -> dict:
-    from zoo.nn.inr import Siren
+    from zoo_nn.inr import Siren
 
     coords, values = _inputs(inp)
     model = Siren(in_features=2, out_features=1, hidden=HIDDEN, layers=LAYERS, w0=30.0)
@@ -95,7 +95,7 @@ def side_data(inp: dict, _args) -> dict:
     """Write the 64x64 camera image and its coordinate grid as the image_fit task makes them."""
     import numpy as np
 
-    from zoo.tasks.image_fit import make_signal
+    from zoo_task_image_fit.image_fit import make_signal
 
     sig = make_signal("camera", inp["size"], "fit")
     np.savez(inp["arrays"], coords=sig.coords.numpy(), values=sig.values.numpy())
@@ -166,7 +166,7 @@ def orchestrate(a) -> None:
                "`sin(30 (W x + b))` parametrisation, which ours follows, so its default fits far more slowly; set "
                "to w0 = 30 it differs from ours only in the bias initialisation (U(+-sqrt(6/n)/w0) vs PyTorch's "
                "default U(+-1/sqrt(n)) in the authors' code).")
-    md = [f"### SIREN: `zoo.nn.inr.Siren` (image_fit baseline) vs {PEER} {ver_peer[PEER]}", "",
+    md = [f"### SIREN: `zoo_nn.inr.Siren` (image_fit baseline) vs {PEER} {ver_peer[PEER]}", "",
           f"`{a.command}`{' (**--quick**: smoke run, not a measurement)' if a.quick else ''}", "",
           f"Ours: torch {ver_ours['torch']}, zoo-core {ver_ours['zoo-core']}. Peer: torch {ver_peer['torch']}, "
           f"{PEER} {ver_peer[PEER]}. {peerlib.machine()}.", "",

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 import zoo
-from zoo.nn.backbones import DigitsCNN, DigitsMLP, TinyViT
+from zoo_nn.backbones import DigitsCNN, DigitsMLP, TinyViT
 from zoo.testing import check_model, check_plugin
 from zoo_activation_catalog import layers
 from zoo_activation_catalog.catalog import ENTRIES

@@ -1,11 +1,11 @@
 """Every catalogued activation as an ``nn.Module`` class, and ``get(name)`` to look one up.
 
 Each class takes no required argument, so any of them fits wherever an ``act_layer`` is called
-as ``act_layer()`` (``zoo.nn.backbones.DigitsMLP``, ``DigitsCNN``, ``TinyViT``). The classes are
+as ``act_layer()`` (``zoo_nn.backbones.DigitsMLP``, ``DigitsCNN``, ``TinyViT``). The classes are
 also attributes of this module under their own names (``layers.Mish``, ``layers.PReLU``, ...).
 
     >>> import torch
-    >>> from zoo.nn.backbones import DigitsMLP
+    >>> from zoo_nn.backbones import DigitsMLP
     >>> from zoo_activation_catalog import layers
     >>> net = DigitsMLP(act_layer=layers.get("mish"))
     >>> net(torch.rand(2, 1, 8, 8)).shape

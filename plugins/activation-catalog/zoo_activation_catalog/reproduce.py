@@ -1,7 +1,7 @@
 """``zoo reproduce activation-catalog``: rank every catalogued activation in the reference MLP.
 
 The survey makes no single claim, so the claim checked is that each catalogued activation trains:
-every one goes into ``zoo.nn.backbones.DigitsMLP`` (LayerNorm, 2 x 128) as its ``act_layer``
+every one goes into ``zoo_nn.backbones.DigitsMLP`` (LayerNorm, 2 x 128) as its ``act_layer``
 and is trained by ``zoo.evaluate`` on ``digits_classify`` with the task's optimiser and the same
 seed, so for a given seed every row starts from the same linear weights and sees the same batches.
 The task's own baseline (``mlp-ln-relu``) is trained beside them; GELU is a catalogue row.
@@ -14,11 +14,11 @@ import time
 import torch
 
 import zoo
-from zoo.tasks import digits as task
+from zoo_task_digits import task
 
 from .catalog import ENTRIES
 from .plugin import CLAIM, model_name
-from zoo.tasks.base import torch_threads
+from zoo.task import torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def reproduce(quick: bool = False) -> zoo.ClaimResult:
     t0, c0 = time.perf_counter(), time.process_time()
     results: dict[str, dict[str, float]] = {}
     with torch_threads(THREADS):
-        results[f"task baseline ({BASELINE})"] = run_one(task.build_baseline(BASELINE, SEED), steps, SEED)
+        results[f"task baseline ({BASELINE})"] = run_one(task.build_baseline(BASELINE, seed=SEED), steps, SEED)
         for name in names:
             torch.manual_seed(SEED)
             results[name] = run_one(zoo.create(model_name(name)), steps, SEED)
@@ -78,7 +78,7 @@ def reproduce(quick: bool = False) -> zoo.ClaimResult:
     return zoo.ClaimResult(
         plugin="activation-catalog", claim=CLAIM, passed=passed, table=table, summary=summary, seconds=seconds,
         settings={"quick": quick, "task": TASK, "steps": steps, "seed": SEED, "batch_size": 64,
-                  "optimizer": "AdamW lr=2e-3 wd=0.05, one-cycle (zoo.tasks.digits.train defaults)",
-                  "backbone": "zoo.nn.backbones.DigitsMLP(hidden=128, depth=2, LayerNorm)",
+                  "optimizer": "AdamW lr=2e-3 wd=0.05, one-cycle (zoo_task_digits.task.train defaults)",
+                  "backbone": "zoo_nn.backbones.DigitsMLP(hidden=128, depth=2, LayerNorm)",
                   "chance_threshold": CHANCE_THRESHOLD, "activations": len(names), "below_threshold": below,
                   "process_time_s": cpu, "torch_threads": THREADS})

@@ -5,8 +5,8 @@ import torch
 from torch.nn import functional as F
 
 import zoo
-from zoo.tasks import retrieval as task
-from zoo.tasks.retrieval_data import load_synthetic
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import load_synthetic
 from zoo.testing import check_plugin
 from zoo_colbert_token_pool.model import RandomTokenPrune, TokenPool, ward_pool
 

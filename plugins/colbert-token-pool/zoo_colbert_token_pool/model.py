@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from zoo.tasks.retrieval import PaddedSets, SearchResult, VectorSets
+from zoo_task_retrieval.task import PaddedSets, SearchResult, VectorSets
 
 __all__ = ["TokenPool", "RandomTokenPrune", "ward_pool", "token_pool", "token_prune"]
 
@@ -97,7 +97,7 @@ class _IndexTimeReduction(nn.Module):
 
     @torch.no_grad()
     def search(self, index: PaddedSets, queries: VectorSets, k: int) -> SearchResult:
-        from zoo.tasks.retrieval import ExactMaxSim
+        from zoo_task_retrieval.task import ExactMaxSim
 
         return ExactMaxSim().search(index, queries, k)
 

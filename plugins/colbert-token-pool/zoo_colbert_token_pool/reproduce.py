@@ -14,8 +14,8 @@ import logging
 import time
 
 import zoo
-from zoo.tasks import retrieval as task
-from zoo.tasks.retrieval_data import load_synthetic, load_wiki
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import load_synthetic, load_wiki
 
 from .model import RandomTokenPrune, TokenPool
 

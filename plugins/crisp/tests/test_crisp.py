@@ -5,7 +5,7 @@ import torch
 from torch.nn import functional as F
 
 from zoo.testing import check_plugin
-from zoo.tasks.retrieval_data import VectorSets
+from zoo_task_retrieval.data import VectorSets
 from zoo_crisp.model import cluster_counts, crisp, kmeans_pool, posthoc
 
 

@@ -18,8 +18,8 @@ import torch
 from torch.nn import functional as F
 
 import zoo
-from zoo.tasks import retrieval as task
-from zoo.tasks.retrieval_data import RetrievalData, VectorSets, load_synthetic
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import RetrievalData, VectorSets, load_synthetic
 
 from .model import crisp, posthoc
 

@@ -13,7 +13,7 @@ import functools
 import torch
 from torch import nn
 
-from zoo.nn.backbones import Layer, TinyViT
+from zoo_nn.backbones import Layer, TinyViT
 
 __all__ = ["Derf", "DyT", "derf_vit", "dyt_vit", "rmsnorm_vit"]
 

@@ -13,8 +13,8 @@ import time
 import torch
 
 import zoo
-from zoo.tasks import digits as task
-from zoo.tasks.base import mean_std
+from zoo_task_digits import task
+from zoo.task import mean_std
 
 from .model import Derf, DyT
 
@@ -30,7 +30,7 @@ QUICK_STEPS, QUICK_SEEDS = 15, (0,)
 def build(name: str, seed: int) -> torch.nn.Module:
     """The seeded, untrained model for one row (the task's baseline or a registered model)."""
     if name in task.BASELINES:
-        return task.build_baseline(name, seed)
+        return task.build_baseline(name, seed=seed)
     torch.manual_seed(seed)
     return zoo.create(name)
 
@@ -132,8 +132,8 @@ def reproduce(quick: bool = False, *, steps: int | None = None, seeds: tuple[int
     seconds = time.perf_counter() - t0
     settings = {
         "quick": quick, "task": TASK, "steps": steps, "seeds": list(seeds), "batch_size": 64,
-        "optimizer": "AdamW lr=2e-3 wd=0.05, one-cycle (zoo.tasks.digits.train defaults)",
-        "backbone": "zoo.nn.backbones.TinyViT(patch 2, D=64, depth 4, heads 4, GELU)",
+        "optimizer": "AdamW lr=2e-3 wd=0.05, one-cycle (zoo_task_digits.task.train defaults)",
+        "backbone": "zoo_nn.backbones.TinyViT(patch 2, D=64, depth 4, heads 4, GELU)",
         "init": "Derf alpha0=0.5 shift0=0, DyT alpha0=0.5, weight=1, bias=0 (authors' ViT code)",
         "torch_threads": torch.get_num_threads(),
         "cpu_seconds": round(time.process_time() - cpu0, 1),  # robust to other load on the machine

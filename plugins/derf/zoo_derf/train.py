@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 import zoo
-from zoo.tasks import digits as task
+from zoo_task_digits import task
 
 DIGITS_STEPS = task.DEFAULT_STEPS  # 600 AdamW steps of 64 images, the task's default budget
 

@@ -2,7 +2,7 @@ import math
 
 import torch
 
-from zoo.nn.inr import count_params
+from zoo.task import count_params
 from zoo.testing import check_plugin
 from zoo_doh_hypernet.model import DOH
 from zoo_doh_hypernet.reproduce import reproduce

@@ -24,7 +24,7 @@ import math
 import torch
 from torch import nn
 
-from zoo.tasks.signal_set import SignalSet, coord_grid
+from zoo_task_image_fit.signal_set import SignalSet, coord_grid
 
 
 def siren_shapes(in_features: int, hidden: int, layers: int, out_features: int) -> list[tuple[int, int]]:

@@ -17,8 +17,8 @@ import torch
 from torch import nn
 
 import zoo
-from zoo.tasks import signal_set as task
-from zoo.tasks.image_fit import psnr
+from zoo_task_image_fit import signal_set as task
+from zoo_task_image_fit.image_fit import psnr
 
 from .model import siren_shapes
 

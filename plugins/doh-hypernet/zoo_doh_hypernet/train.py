@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 import zoo
-from zoo.tasks import signal_set as task
+from zoo_task_image_fit import signal_set as task
 
 DIGITS_STEPS = 300  # latent optimisation steps per signal, as in the reproduction
 

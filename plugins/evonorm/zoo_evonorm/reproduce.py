@@ -15,8 +15,8 @@ import time
 import torch
 
 import zoo
-from zoo.tasks import digits as task
-from zoo.tasks.base import mean_std, torch_threads
+from zoo_task_digits import task
+from zoo.task import mean_std, torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ THREADS = 1
 def build(name: str, seed: int) -> torch.nn.Module:
     """The seeded, untrained model of one row (a registered model or the task's baseline)."""
     if name in task.BASELINES:
-        return task.build_baseline(name, seed)
+        return task.build_baseline(name, seed=seed)
     torch.manual_seed(seed)
     return zoo.create(name)
 
@@ -107,7 +107,7 @@ def reproduce(quick: bool = False) -> zoo.ClaimResult:
         plugin="evonorm", claim=CLAIM, passed=passed, table=table, summary=summary, seconds=seconds,
         settings={"quick": quick, "task": TASK, "seeds": list(seeds),
                   "steps_per_batch_size": {str(b): s for b, s in settings},
-                  "optimizer": "AdamW lr=2e-3 wd=0.05, one-cycle (zoo.tasks.digits.train defaults)",
+                  "optimizer": "AdamW lr=2e-3 wd=0.05, one-cycle (zoo_task_digits.task.train defaults)",
                   "backbone": "tiny pre-activation ResNet, 16x16 input, widths 8/16/32, 4 groups for GN and S0",
                   "checks": checks, "process_time_s": cpu, "torch_threads": THREADS,
                   "per_seed_test_acc": {f"{label} @ {b}": [r["test_acc"] for r in runs[(label, b)]]

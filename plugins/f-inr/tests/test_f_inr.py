@@ -3,7 +3,7 @@ import torch
 
 import zoo
 from zoo.testing import check_plugin
-from zoo.tasks import image_fit as task
+from zoo_task_image_fit import image_fit as task
 from zoo_f_inr.model import FINR, grid_axes
 from zoo_f_inr.reproduce import reproduce
 

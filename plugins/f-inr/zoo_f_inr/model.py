@@ -31,8 +31,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from zoo.nn.inr import SineLayer
-from zoo.tasks.base import run_budget
+from zoo_nn.inr import SineLayer
+from zoo.task import run_budget
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +173,7 @@ class FINR(nn.Module):
 def grid_axes(coords: torch.Tensor) -> list[torch.Tensor] | None:
     """The per-axis values if ``coords`` (N, d) is a full row-major grid (the last axis fastest), else None.
 
-    >>> from zoo.tasks.image_fit import coord_grid
+    >>> from zoo_task_image_fit.image_fit import coord_grid
     >>> [a.tolist() for a in grid_axes(coord_grid(2, 3))]
     [[-0.5, 0.5], [-0.6666666269302368, 0.0, 0.6666666269302368]]
     """

@@ -25,8 +25,8 @@ import time
 import torch
 
 import zoo
-from zoo.nn.inr import count_params
-from zoo.tasks import image_fit as task
+from zoo.task import count_params
+from zoo_task_image_fit import image_fit as task
 
 from .model import grid_axes
 
@@ -89,7 +89,7 @@ def reproduce(quick: bool = False, seed: int = 0) -> zoo.ClaimResult:
         runs[name] = _Run(zoo.create(name, in_features=3, out_features=signal.channels), signal, grid=True)
     params = count_params(runs["finr_cp"].model)
     for b in ("siren", "relu-ff"):
-        runs[b] = _Run(task.build_baseline(b, params, signal, seed), signal, grid=False)
+        runs[b] = _Run(task.build_baseline(b, params=params, data=signal, seed=seed), signal, grid=False)
     for i in range(ticks):
         for name, run in runs.items():
             run.step(PER_TICK[name])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from zoo.tasks.image_fit import fit_recipe, make_video_signal
+from zoo_task_image_fit.image_fit import fit_recipe, make_video_signal
 
 VIDEO_STEPS = 3000  # finr_tt's step count in the reproduction (300 ticks x 10)
 

@@ -6,9 +6,9 @@ import torch
 from torch.nn import functional as F
 
 import zoo
-from zoo.tasks import retrieval as task
+from zoo_task_retrieval import task
 from zoo.testing import check_plugin
-from zoo.tasks.retrieval_data import synthetic_split
+from zoo_task_retrieval.data import synthetic_split
 from zoo_flops_sparse_embed.model import (InvertedIndex, SparseEmbedder, expected_flops, flops_regularizer,
                                           l1_regularizer, query_flops)
 from zoo_flops_sparse_embed.reproduce import dominated

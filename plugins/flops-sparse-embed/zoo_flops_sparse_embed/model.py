@@ -167,7 +167,7 @@ class SparseEmbedder(nn.Module):
         return InvertedIndex(self.embed(docs))
 
     def search(self, index: InvertedIndex, queries: torch.Tensor, k: int) -> Any:
-        from zoo.tasks.retrieval import SearchResult
+        from zoo_task_retrieval.task import SearchResult
 
         scores, touched = index.scores(self.embed(queries))
         kk = min(k, scores.shape[1])

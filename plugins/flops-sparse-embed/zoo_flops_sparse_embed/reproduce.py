@@ -2,7 +2,7 @@
 
 Protocol (the paper's speed-vs-accuracy comparison at small scale). Data: the task's wiki corpus,
 Wikipedia leads as frozen all-MiniLM-L6-v2 sentence vectors (384-d); test = leads 0-1999 and
-their queries, training = leads 2000-3999 and theirs (``zoo.tasks.retrieval_data.wiki_split``).
+their queries, training = leads 2000-3999 and theirs (``zoo_task_retrieval.data.wiki_split``).
 Sparse models: ``flops_sparse_embed`` (384 -> 1024, ReLU, L2 norm) trained by the task's in-batch
 contrastive ``train`` (600 steps, batch 128, Adam 3e-3, seed 0) with the FLOPs regulariser at
 several weights, with the L1 regulariser at several weights, and with none; each is searched
@@ -23,10 +23,10 @@ import torch
 from torch.nn import functional as F
 
 import zoo
-from zoo.tasks import retrieval as task
-from zoo.tasks.retrieval_data import RetrievalData
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import RetrievalData
 
-from zoo.tasks.retrieval_data import synthetic_split, wiki_split
+from zoo_task_retrieval.data import synthetic_split, wiki_split
 from .train import STEPS, fit, sparse_metrics
 
 log = logging.getLogger(__name__)

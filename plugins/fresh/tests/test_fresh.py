@@ -5,7 +5,7 @@ import torch
 
 import zoo
 from zoo.testing import check_plugin
-from zoo.tasks import image_fit as task
+from zoo_task_image_fit import image_fit as task
 from zoo_fresh.model import fresh_siren, select, spectrum, spectrum_distance, wasserstein_1d
 from zoo_fresh.reproduce import reproduce
 

@@ -26,8 +26,8 @@ from typing import Any, Callable, Sequence
 import torch
 from torch import nn
 
-from zoo.nn.inr import FourierFeatures, SineLayer
-from zoo.tasks.image_fit import mse_loop
+from zoo_nn.inr import FourierFeatures, SineLayer
+from zoo_task_image_fit.image_fit import mse_loop
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ def select(make: Callable[[float], nn.Module], candidates: Sequence[float], coor
     row-major order of ``target`` (shape (*grid, C)). Each candidate is scored by the mean
     distance over ``n_inits`` initialisations (seeds ``seed``, ``seed + 1``, ...).
 
-    >>> from zoo.tasks.image_fit import make_signal
+    >>> from zoo_task_image_fit.image_fit import make_signal
     >>> s = make_signal("text", 32)
     >>> best, dist = select(lambda w: fresh_siren(hidden=16, w0_first=w), [1.0, 60.0, 1000.0], s.coords,
     ...                     s.values.reshape(s.shape), n_inits=2)

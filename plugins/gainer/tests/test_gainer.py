@@ -5,7 +5,7 @@ import torch
 
 import zoo
 from zoo.testing import check_plugin
-from zoo.tasks import image_fit as task
+from zoo_task_image_fit import image_fit as task
 from zoo_gainer.model import GaINeR, HashGrid2D, knn
 from zoo_gainer.reproduce import edit_locality, reproduce
 

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from zoo.tasks.image_fit import mse_loop
+from zoo_task_image_fit.image_fit import mse_loop
 
 log = logging.getLogger(__name__)
 

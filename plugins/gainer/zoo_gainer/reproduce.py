@@ -23,8 +23,8 @@ import torch
 from torch import nn
 
 import zoo
-from zoo.nn.inr import count_params
-from zoo.tasks import image_fit as task
+from zoo.task import count_params
+from zoo_task_image_fit import image_fit as task
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ def reproduce(quick: bool = False, seed: int = 0) -> zoo.ClaimResult:
     params = count_params(model)
     nets = {"gainer": model}
     for b in ("siren", "relu-ff"):
-        nets[b] = task.build_baseline(b, params, signal, seed)
+        nets[b] = task.build_baseline(b, params=params, data=signal, seed=seed)
     table: dict[str, dict[str, float]] = {}
     for name, net in nets.items():
         torch.manual_seed(seed)

@@ -1,6 +1,6 @@
 import torch
 
-from zoo.tasks.signal_set import coord_grid
+from zoo_task_image_fit.signal_set import coord_grid
 from zoo.testing import check_plugin
 from zoo_gon.model import ImplicitGON
 from zoo_gon.reproduce import reproduce

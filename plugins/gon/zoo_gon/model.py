@@ -15,9 +15,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from zoo.nn.inr import Siren
-from zoo.tasks.base import run_budget
-from zoo.tasks.signal_set import SignalSet, coord_grid, minibatches
+from zoo_nn.inr import Siren
+from zoo.task import run_budget
+from zoo_task_image_fit.signal_set import SignalSet, coord_grid, minibatches
 
 
 class ImplicitGON(nn.Module):

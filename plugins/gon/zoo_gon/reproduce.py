@@ -14,8 +14,8 @@ import time
 import torch
 
 import zoo
-from zoo.nn.inr import count_params
-from zoo.tasks import signal_set as task
+from zoo.task import count_params
+from zoo_task_image_fit import signal_set as task
 
 CLAIM = ("implicit GON reaches a lower held-out reconstruction MSE, and converges faster, than an autoencoder "
          "with 2x its parameters (16x16 digits, same steps)")
@@ -49,7 +49,7 @@ def reproduce(quick: bool = False, seed: int = 0) -> zoo.ClaimResult:
     params = count_params(gon)
     table = {"gon_implicit": _row(gon, sset, steps, seed)}
     for name in ("ae-2x", "ae"):
-        table[name] = _row(task.build_baseline(name, params, sset, gon.latent_dim, seed), sset, steps, seed)
+        table[name] = _row(task.build_baseline(name, params=params, data=sset, latent_dim=gon.latent_dim, seed=seed), sset, steps, seed)
     g, a = table["gon_implicit"], table["ae-2x"]
     passed = g["mse_test"] < a["mse_test"] and g["train_mse_auc"] < a["train_mse_auc"]
     summary = (f"after {steps} steps held-out MSE GON {g['mse_test']:.4f} ({g['psnr_test']:.2f} dB, {g['params']:.0f} "

@@ -3,7 +3,7 @@ import torch
 
 import zoo
 from zoo.testing import check_plugin
-from zoo.tasks import image_fit as task
+from zoo_task_image_fit import image_fit as task
 from zoo_implicit_neural_teaching.model import Teacher, ratio_at, reselect_at, select_examples, teach
 from zoo_implicit_neural_teaching.reproduce import reproduce
 

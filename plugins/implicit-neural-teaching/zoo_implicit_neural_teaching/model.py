@@ -25,8 +25,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from zoo.nn.inr import FourierFeatureMLP, Siren
-from zoo.tasks.base import run_budget
+from zoo_nn.inr import FourierFeatureMLP, Siren
+from zoo.task import run_budget
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +195,7 @@ class _Taught:
 
 
 class IntSiren(_Taught, Siren):
-    """A SIREN (``zoo.nn.inr.Siren``) that ``image_fit`` trains by Implicit Neural Teaching."""
+    """A SIREN (``zoo_nn.inr.Siren``) that ``image_fit`` trains by Implicit Neural Teaching."""
 
     def __init__(self, in_features: int = 2, out_features: int = 1, hidden: int = 64, layers: int = 3,
                  w0: float = 30.0, ratio: float = 0.2, schedule: str = "step", strategy: str = "incremental",

@@ -28,8 +28,8 @@ import time
 import torch
 
 import zoo
-from zoo.nn.inr import count_params
-from zoo.tasks import image_fit as task
+from zoo.task import count_params
+from zoo_task_image_fit import image_fit as task
 
 from .model import Teacher
 
@@ -45,7 +45,7 @@ QUICK_SIZE, QUICK_STEPS, QUICK_EVAL = 16, 20, 5
 def _runs(signal: task.ImageSignal, steps: int, seed: int) -> dict[str, dict]:
     params = count_params(zoo.create("int_siren"))
     makers = {"siren": lambda: zoo.create("int_siren"),
-              "relu-ff": lambda: task.build_baseline("relu-ff", params, signal, seed)}
+              "relu-ff": lambda: task.build_baseline("relu-ff", params=params, data=signal, seed=seed)}
     runs = {}
     for bname, make in makers.items():
         torch.manual_seed(seed)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from zoo.tasks.image_fit import fit_recipe
+from zoo_task_image_fit.image_fit import fit_recipe
 
 CAMERA_STEPS = 1000  # the reproduction's step count
 

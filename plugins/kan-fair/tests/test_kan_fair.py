@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from zoo.nn.kan import BSplineKANLayer, bspline_basis
-from zoo.tasks.formula import torch_threads
+from zoo_nn.kan import BSplineKANLayer, bspline_basis
+from zoo_task_formula_regress.task import torch_threads
 from zoo.testing import check_plugin
 from zoo_kan_fair import harness
 from zoo_kan_fair.model import BSplineActivation, BSplineMLP, bspline_mlp, mlp_digits

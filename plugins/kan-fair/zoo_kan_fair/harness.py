@@ -13,9 +13,9 @@ from typing import Callable, Sequence
 import torch
 from torch import nn
 
-from zoo.nn.kan import BSplineKANLayer
-from zoo.tasks import digits
-from zoo.tasks.formula import count_params, match_width
+from zoo_nn.kan import BSplineKANLayer
+from zoo_task_digits import task as digits
+from zoo.task import count_params, match_width
 
 from .model import BSplineActivation
 

@@ -1,7 +1,7 @@
 """The networks KANbeFair compares: MLP, KAN, and the MLP with B-spline activations.
 
 Yu, Yu & Wang 2024, "KAN or MLP: A Fairer Comparison" (arXiv:2407.16674). The KAN is the core's
-``zoo.nn.kan.KAN`` (B-spline edges, SiLU shortcut, G=5, k=3, grid [-1, 1]: the paper's defaults); the
+``zoo_nn.kan.KAN`` (B-spline edges, SiLU shortcut, G=5, k=3, grid [-1, 1]: the paper's defaults); the
 MLP is ``Linear -> GELU`` stacks (the authors' default activation); the B-spline MLP is the paper's
 architecture ablation (Sec. 5): the MLP with every activation replaced by a learnable B-spline, one per
 neuron, so it has the KAN's B-spline but the MLP's linear-then-activation structure.
@@ -13,8 +13,8 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from zoo.nn.backbones import DigitsMLP
-from zoo.nn.kan import KAN, fit_spline_coef, bspline_basis, uniform_grid
+from zoo_nn.backbones import DigitsMLP
+from zoo_nn.kan import KAN, fit_spline_coef, bspline_basis, uniform_grid
 
 __all__ = ["BSplineActivation", "BSplineMLP", "bspline_mlp", "bspline_mlp_digits", "kan_digits", "mlp_digits"]
 

@@ -20,9 +20,9 @@ import time
 import torch
 
 import zoo
-from zoo.tasks import digits
-from zoo.tasks import formula as task
-from zoo.tasks.base import mean_std
+from zoo_task_digits import task as digits
+from zoo_task_formula_regress import task
+from zoo.task import mean_std
 
 from . import harness
 from .model import bspline_mlp_digits, kan_digits, mlp_digits
@@ -135,10 +135,10 @@ def reproduce(quick: bool = False) -> zoo.ClaimResult:
         summary = "QUICK RUN (1 seed, few steps, one formula; not a measurement of the claim). " + summary
     settings = {
         "quick": quick, "seeds": list(seeds), "intra_op_threads": 1, "parts": parts,
-        "digits": {"steps": d_steps, "trainer": "zoo.tasks.digits.train defaults (AdamW 2e-3, wd 0.05, one-cycle, batch 64)",
+        "digits": {"steps": d_steps, "trainer": "zoo_task_digits.task.train defaults (AdamW 2e-3, wd 0.05, one-cycle, batch 64)",
                    "kan": f"KAN([64, {KAN_HIDDEN}, 10]), G=5, k=3", "matching": "hidden width of MLP / B-spline MLP"},
         "formula": {"steps": f_steps, "formulas": formulas, "seeds": list(seeds if quick else FORMULA_SEEDS),
-                    "trainer": "zoo.tasks.formula.train (Adam 1e-2, cosine, full batch)",
+                    "trainer": "zoo_task_formula_regress.task.train (Adam 1e-2, cosine, full batch)",
                     "model": f"bspline_mlp(hidden={BSPLINE_HIDDEN}); baselines mlp, kan at its parameter count"},
         "class_incremental": {"tasks": [list(t) for t in harness.TASKS_SPLIT], "steps_per_task": cl_steps,
                               "optimizer": "Adam 1e-3, kept across tasks", "batch_size": 64},

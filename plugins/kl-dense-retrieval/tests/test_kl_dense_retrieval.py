@@ -9,10 +9,10 @@ from torch.distributions import Normal, kl_divergence
 from torch.nn import functional as F
 
 import zoo
-from zoo.tasks import retrieval as task
-from zoo.tasks.retrieval_data import RetrievalData
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import RetrievalData
 from zoo.testing import check_plugin
-from zoo.tasks import retrieval_data as data_mod
+from zoo_task_retrieval import data as data_mod
 from zoo_kl_dense_retrieval.model import (DotRetriever, MultivariateRetriever, ann_doc_vectors, ann_query_vectors,
                                           gaussian_kl_score)
 

@@ -24,7 +24,7 @@ D-dim dot-product model (the paper's "same size" comparison).
 Heads: a linear mean head and a linear variance head followed by softplus, no biases, one encoder
 shared by queries and documents (the full paper text could not be read here; these choices and
 softplus beta = 2.5 follow the public code of the reproduction study cited above). Here the
-encoder's output is a frozen sentence vector (all-MiniLM-L6-v2 in ``zoo.tasks.retrieval``'s wiki
+encoder's output is a frozen sentence vector (all-MiniLM-L6-v2 in ``zoo_task_retrieval.task``'s wiki
 corpus), so both heads read the same pooled vector (the paper's encoder reads the variance from a
 second special [VAR] token, which a frozen encoder cannot provide).
 """
@@ -152,7 +152,7 @@ class MultivariateRetriever(_ContrastiveMixin, nn.Module):
         return index
 
     def search(self, index: Any, queries: torch.Tensor, k: int) -> Any:
-        from zoo.tasks.retrieval import SearchResult
+        from zoo_task_retrieval.task import SearchResult
 
         s, i = index.search(self.to_ann_vector(queries, "query").detach().float().contiguous().numpy(), k)
         return SearchResult(torch.from_numpy(i).long(), torch.from_numpy(s), torch.full((len(queries),), index.ntotal))

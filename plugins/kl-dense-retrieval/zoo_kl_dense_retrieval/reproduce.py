@@ -3,7 +3,7 @@
 Protocol (the paper's comparison at small scale). Data: the task's wiki corpus, Wikipedia leads
 encoded by the frozen all-MiniLM-L6-v2 (384-d sentence vectors); test = leads 0-1999 and their
 queries (the task's default wiki corpus), training = leads 2000-3999 and theirs
-(``zoo.tasks.retrieval_data.wiki_split``). Models: ``kl_dense_retrieval`` (mean and variance
+(``zoo_task_retrieval.data.wiki_split``). Models: ``kl_dense_retrieval`` (mean and variance
 heads, k = 63, index vectors of 2k + 2 = 128 values) and ``dot_dense_retrieval`` (a 128-d linear
 head, cosine), built from the same seed and trained identically by the task's in-batch contrastive
 ``train`` (600 steps, batch 128, Adam 3e-3, same batches), each with its own scoring in the loss
@@ -24,9 +24,9 @@ import time
 import torch
 
 import zoo
-from zoo.tasks import retrieval as task
+from zoo_task_retrieval import task
 
-from zoo.tasks.retrieval_data import synthetic_split, wiki_split
+from zoo_task_retrieval.data import synthetic_split, wiki_split
 from .train import BATCH, LR, STEPS, fit, test_metrics
 
 log = logging.getLogger(__name__)

@@ -6,10 +6,10 @@ from typing import Any
 
 import torch
 
-from zoo.tasks import retrieval as task
-from zoo.tasks.retrieval_data import RetrievalData
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import RetrievalData
 
-from zoo.tasks.retrieval_data import wiki_split
+from zoo_task_retrieval.data import wiki_split
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ import torch
 from torch.nn import functional as F
 
 import zoo
-from zoo.tasks import retrieval as task
-from zoo.tasks.retrieval_data import RetrievalData
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import RetrievalData
 from zoo.testing import check_plugin
 from zoo_lambda_orthogonality.model import AffineAdapter, orthogonality_gap
 from zoo_lambda_orthogonality.reproduce import ranking_metrics

@@ -52,7 +52,7 @@ class AffineAdapter(nn.Module):
             by ``torch.nn.utils.parametrizations.orthogonal``: the strict baseline).
         temperature: of the contrastive alignment loss.
 
-    As a retrieval model (``zoo.tasks.retrieval``): ``encode_queries`` maps new-model embeddings
+    As a retrieval model (``zoo_task_retrieval.task``): ``encode_queries`` maps new-model embeddings
     into the old space, ``encode_docs`` leaves the old gallery as it is (no backfilling); both are
     L2-normalised (cosine search). ``model(x)`` returns T(x); a (B, L, d) set is mean-pooled first.
     """

@@ -1,7 +1,7 @@
 """``zoo reproduce lambda-orthogonality``: compatibility vs preservation of free, lambda- and strict-orthogonal adapters.
 
 Setting (the catalog's small-scale form of the paper's model-update experiments): two encoders of
-``digits_classify`` images from ``zoo.nn.backbones``, trained on all ten classes: the *old* model
+``digits_classify`` images from ``zoo_nn.backbones``, trained on all ten classes: the *old* model
 a ``DigitsMLP`` (hidden 64, 300 steps), the *new* one a ``DigitsCNN`` with a 64-d embedding (600
 steps, another seed). Embeddings are their 64-d features, compared by cosine. An adapter T (new ->
 old space) is fitted on the *downstream distribution*, the training images of classes 0-4 only,
@@ -27,8 +27,8 @@ import torch
 from torch.nn import functional as F
 
 import zoo
-from zoo.tasks import retrieval as task
-from zoo.tasks.retrieval_data import RetrievalData
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import RetrievalData
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +42,8 @@ QUICK = {"seeds": (0,), "old_steps": 20, "new_steps": 20, "adapt_steps": 5}
 
 def encoders(seed: int, old_steps: int, new_steps: int) -> tuple[torch.nn.Module, torch.nn.Module]:
     """The old (DigitsMLP, hidden 64) and new (DigitsCNN, 64-d embedding) models, trained on digits_classify."""
-    from zoo.nn.backbones import DigitsCNN, DigitsMLP
-    from zoo.tasks import digits
+    from zoo_nn.backbones import DigitsCNN, DigitsMLP
+    from zoo_task_digits import task as digits
 
     torch.manual_seed(seed)
     old = DigitsMLP(hidden=64)
@@ -107,7 +107,7 @@ def fit_adapter(model: torch.nn.Module, new: torch.Tensor, old: torch.Tensor, la
 def one_seed(seed: int, old_steps: int, new_steps: int, adapt_steps: int,
              alignment: str = "instance") -> dict[str, dict[str, float]]:
     """Every row of the table for one seed."""
-    from zoo.tasks import digits
+    from zoo_task_digits import task as digits
 
     old, new = encoders(seed, old_steps, new_steps)
     x_tr, y_tr, x_te, y_te = digits.load_split()

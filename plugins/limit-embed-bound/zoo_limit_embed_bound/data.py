@@ -21,8 +21,8 @@ from typing import Callable, Sequence
 import torch
 from torch.nn import functional as F
 
-from zoo.tasks.retrieval import retrieval_metrics
-from zoo.tasks.retrieval_data import RetrievalData, VectorSets
+from zoo_task_retrieval.task import retrieval_metrics
+from zoo_task_retrieval.data import RetrievalData, VectorSets
 
 __all__ = ["LimitDataset", "limit_dataset", "to_vectors", "evaluate_encoder"]
 

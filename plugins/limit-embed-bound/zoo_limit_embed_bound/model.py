@@ -25,7 +25,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from zoo.tasks.retrieval_data import VectorSets
+from zoo_task_retrieval.data import VectorSets
 
 log = logging.getLogger(__name__)
 

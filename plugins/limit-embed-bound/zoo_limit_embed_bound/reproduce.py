@@ -18,7 +18,7 @@ import time
 import torch
 
 import zoo
-from zoo.tasks import retrieval as task
+from zoo_task_retrieval import task
 
 from .data import limit_dataset, to_vectors
 from .model import SingleVector, critical_n, fit_polynomial, optimise_free_embeddings

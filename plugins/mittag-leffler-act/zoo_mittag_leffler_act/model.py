@@ -27,7 +27,7 @@ import functools
 import torch
 from torch import nn
 
-from zoo.nn.backbones import DigitsMLP
+from zoo_nn.backbones import DigitsMLP
 
 from .mittag_leffler import log_mittag_leffler
 
@@ -90,7 +90,7 @@ class MittagLefflerGated(nn.Module):
 def mittag_leffler_mlp(num_classes: int = 10, in_chans: int = 1, img_size: int = 8, hidden: int = 128, depth: int = 2,
                        alpha: float = 1.0, beta: float = 1.0, gamma: float = 1.0,
                        learnable: bool = True) -> DigitsMLP:
-    """``zoo.nn.backbones.DigitsMLP`` (LayerNorm) with a Mittag-Leffler gated activation per hidden layer.
+    """``zoo_nn.backbones.DigitsMLP`` (LayerNorm) with a Mittag-Leffler gated activation per hidden layer.
 
     Each layer has its own ``(alpha, beta, gamma)``; the defaults start every layer at SiLU.
     """

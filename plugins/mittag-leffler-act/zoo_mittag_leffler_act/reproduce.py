@@ -22,12 +22,12 @@ from torch import nn
 from torch.nn import functional as F
 
 import zoo
-from zoo.nn.backbones import DigitsMLP
-from zoo.tasks import digits as task
-from zoo.tasks.base import mean_std
+from zoo_nn.backbones import DigitsMLP
+from zoo_task_digits import task
+from zoo.task import mean_std
 
 from .model import MittagLefflerGated
-from zoo.tasks.base import torch_threads
+from zoo.task import torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ def build(label: str, seed: int) -> nn.Module:
         return zoo.create("mittag_leffler_mlp")
     act = BUILTINS[label]
     if act is None:
-        return task.build_baseline("mlp-ln-relu", seed)
+        return task.build_baseline("mlp-ln-relu", seed=seed)
     torch.manual_seed(seed)
     return DigitsMLP(act_layer=act)
 
@@ -172,8 +172,8 @@ def reproduce(quick: bool = False) -> zoo.ClaimResult:
     return zoo.ClaimResult(
         plugin="mittag-leffler-act", claim=CLAIM, passed=passed, table=table, summary=summary, seconds=seconds,
         settings={"quick": quick, "task": TASK, "steps": steps, "seeds": list(seeds), "batch_size": 64,
-                  "optimizer": "AdamW lr=2e-3 wd=0.05, one-cycle (zoo.tasks.digits.train defaults)",
-                  "backbone": "zoo.nn.backbones.DigitsMLP(hidden=128, depth=2, LayerNorm)",
+                  "optimizer": "AdamW lr=2e-3 wd=0.05, one-cycle (zoo_task_digits.task.train defaults)",
+                  "backbone": "zoo_nn.backbones.DigitsMLP(hidden=128, depth=2, LayerNorm)",
                   "checks": {"a_interpolation": ok_a, "b_accuracy": ok_b, "c_gradients": ok_c},
                   "cost_vs_relu": cost, "learned_abc_per_seed": learned, "process_time_s": cpu,
                   "torch_threads": THREADS})

@@ -7,7 +7,7 @@ import torch
 from torch.nn import functional as F
 
 import zoo
-from zoo.tasks.formula import torch_threads
+from zoo_task_formula_regress.task import torch_threads
 from zoo.testing import check_plugin
 from zoo_mlp_kan.convert import from_official
 from zoo_mlp_kan.model import FasterKAN, MLPExpert, MLPKANMoE, mlp_kan_formula, mlp_kan_vit

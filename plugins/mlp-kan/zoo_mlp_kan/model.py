@@ -18,8 +18,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from zoo.nn.backbones import Attention, TinyViT
-from zoo.nn.kan import RBFKANLayer
+from zoo_nn.backbones import Attention, TinyViT
+from zoo_nn.kan import RBFKANLayer
 
 __all__ = ["FasterKAN", "MLPExpert", "MLPKANMoE", "attention", "feed_forward", "MLPKANBlock", "MLPKANViT", "MLPKANRegressor",
            "mlp_kan_vit", "mlp_kan_formula", "mlp_kan_deit"]

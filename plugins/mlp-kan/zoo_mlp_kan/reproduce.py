@@ -17,9 +17,10 @@ import time
 import torch
 
 import zoo
-from zoo.tasks import digits
-from zoo.tasks import formula as task
-from zoo.tasks.formula import count_params, match_width, torch_threads
+from zoo_task_digits import task as digits
+from zoo_task_formula_regress import task
+from zoo_task_formula_regress.task import torch_threads
+from zoo.task import count_params, match_width
 
 from .model import mlp_kan_vit
 
@@ -94,8 +95,8 @@ def reproduce(quick: bool = False) -> zoo.ClaimResult:
                 "err_factor": ERR_FACTOR,
                 "digits": {"steps": d_steps, "model": "mlp_kan_vit (D=64, 2 blocks, ffn_dim 32, 4+4 experts, top-2)",
                            "baselines": "same ViT with ffn='mlp' / 'kan', ffn_dim matched to total parameters",
-                           "trainer": "zoo.tasks.digits.train defaults (AdamW 2e-3, wd 0.05, one-cycle, batch 64)"},
+                           "trainer": "zoo_task_digits.task.train defaults (AdamW 2e-3, wd 0.05, one-cycle, batch 64)"},
                 "formula": {"steps": f_steps, "formulas": formulas, "model": "mlp_kan_formula defaults",
-                            "trainer": "zoo.tasks.formula.train (Adam 1e-2, cosine, full batch)"}}
+                            "trainer": "zoo_task_formula_regress.task.train (Adam 1e-2, cosine, full batch)"}}
     return zoo.ClaimResult(plugin="mlp-kan", claim=CLAIM, passed=passed, table=table, summary=summary,
                            settings=settings, seconds=time.perf_counter() - t0)

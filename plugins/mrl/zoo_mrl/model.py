@@ -116,7 +116,7 @@ class MatryoshkaNet(nn.Module):
             raise ValueError(f"relative_importance has {len(relative_importance)} weights for "
                              f"{len(self.nesting)} granularities {list(self.nesting)}")
         self.relative_importance = tuple(float(c) for c in relative_importance)
-        if hasattr(backbone, "reference_backbone"):  # the task's matching baseline (zoo.tasks.digits.evaluate)
+        if hasattr(backbone, "reference_backbone"):  # the task's matching baseline (zoo_task_digits.task.evaluate)
             self.reference_backbone = backbone.reference_backbone
 
     def forward(self, x: torch.Tensor) -> dict:
@@ -135,7 +135,7 @@ class MatryoshkaNet(nn.Module):
 
 
 def _digits_backbone(dim: int):
-    from zoo.nn.backbones import DigitsCNN
+    from zoo_nn.backbones import DigitsCNN
 
     cnn = DigitsCNN(embed_dim=dim)  # conv stages -> pool -> Linear(64, dim): forward_features is the embedding
     cnn.head = nn.Identity()  # so cnn(x) == cnn.forward_features(x); the MRL heads replace it
@@ -156,7 +156,7 @@ def mrl_resnet18(num_classes: int = 1000, nesting: Sequence[int] | None = None, 
 
 def mrl_digits_cnn(num_classes: int = 10, dim: int = 64, nesting: Sequence[int] | None = None, efficient: bool = False,
                    relative_importance: Sequence[float] | None = None) -> MatryoshkaNet:
-    """``zoo.nn.backbones.DigitsCNN`` with a ``dim``-d embedding and heads at ``nesting``.
+    """``zoo_nn.backbones.DigitsCNN`` with a ``dim``-d embedding and heads at ``nesting``.
 
     ``nesting`` defaults to doubling from 2 up to ``dim``: (2, 4, 8, 16, 32, 64) for ``dim=64``.
     """

@@ -16,10 +16,10 @@ log = logging.getLogger(__name__)
 
 NESTING = (2, 4, 8, 16, 32, 64)
 TOLERANCE = 0.01  # one point of test accuracy (4.5 of the 450 test images)
-# The task's standard budget (zoo.tasks.digits.DEFAULT_STEPS, also the recipe's); 8 models x 2 seeds
+# The task's standard budget (zoo_task_digits.task.DEFAULT_STEPS, also the recipe's); 8 models x 2 seeds
 # fit in 3 minutes on the 2-vCPU reference VM, a third seed does not.
 STEPS, SEEDS = 600, (0, 1)
-QUICK_STEPS, QUICK_SEEDS = 12, (0,)  # not 10: zoo.tasks.digits.train fails at exactly 10 steps (OneCycleLR)
+QUICK_STEPS, QUICK_SEEDS = 12, (0,)  # not 10: zoo_task_digits.task.train fails at exactly 10 steps (OneCycleLR)
 
 
 def _mean(xs: list[float]) -> float:

@@ -140,7 +140,7 @@ def timing_rows(sizes: tuple[int, ...], dim: int = 384, m: int = 32, k_shortlist
 
 def digits_part(cfg: dict) -> dict[str, dict[str, float]]:
     """mAP@10 at every truncation (MRL vs FF) and adaptive retrieval on digits."""
-    from zoo.tasks import digits
+    from zoo_task_digits import task as digits
 
     from .model import fixed_feature_digits_cnn
     from .train import fit_digits
@@ -170,7 +170,7 @@ def _wiki(n_docs: int | None, n_test_docs: int) -> tuple:
 
     ``n_docs=None``: the task's synthetic single-vector corpus (d=384) instead, for quick runs.
     """
-    from zoo.tasks.retrieval_data import RetrievalData, load_synthetic, load_wiki
+    from zoo_task_retrieval.data import RetrievalData, load_synthetic, load_wiki
 
     if n_docs is None:
         test = load_synthetic("single", n_docs=n_test_docs, n_queries=40, dim=384, seed=0)
@@ -186,7 +186,7 @@ def _wiki(n_docs: int | None, n_test_docs: int) -> tuple:
 
 def wiki_part(cfg: dict) -> dict[str, dict[str, float]]:
     """nDCG@10 at every truncation (MRL projection vs raw MiniLM vs PCA) and adaptive retrieval on wiki."""
-    from zoo.tasks import retrieval as task
+    from zoo_task_retrieval import task
 
     queries, docs, target, train = _wiki(cfg["n_docs"], cfg["n_test_docs"])
     qrels = [{int(t): 1.0} for t in target]
@@ -217,7 +217,7 @@ def reproduce(quick: bool = False) -> "zoo.ClaimResult":
         quick: a few training steps, one configuration per corpus, and the task's synthetic corpus in place
             of wiki (seconds; for tests). The numbers then mean nothing.
     """
-    from zoo.tasks import retrieval as task
+    from zoo_task_retrieval import task
 
     t0, cpu0 = time.perf_counter(), time.process_time()
     cfg = QUICK if quick else FULL

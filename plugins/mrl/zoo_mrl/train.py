@@ -9,7 +9,7 @@ import torch
 
 log = logging.getLogger(__name__)
 
-STEPS = 600  # zoo.tasks.digits.DEFAULT_STEPS, fixed here so the recipe does not move if the task's default does
+STEPS = 600  # zoo_task_digits.task.DEFAULT_STEPS, fixed here so the recipe does not move if the task's default does
 
 
 @contextlib.contextmanager
@@ -33,7 +33,7 @@ def fit_digits(build: Callable[[], torch.nn.Module], *, seed: int = 0,
     """Call ``build()`` after ``torch.manual_seed(seed)``, train the model on digits_classify for
     ``steps`` steps (batches drawn with ``seed``), and return it with its test accuracy at every
     granularity (``accuracy@m``, and ``accuracy``: the largest one's)."""
-    from zoo.tasks import digits
+    from zoo_task_digits import task as digits
 
     with torch_threads(1):
         torch.manual_seed(seed)

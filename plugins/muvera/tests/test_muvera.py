@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import zoo
-from zoo.tasks import retrieval as task
-from zoo.tasks.retrieval_data import VectorSets, load_synthetic
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import VectorSets, load_synthetic
 from zoo.testing import check_plugin
 from zoo_muvera.model import Muvera
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 import zoo
-from zoo.tasks import graph_embed as task
+from zoo_task_graph_embed import task
 from zoo.testing import check_plugin
 from zoo_node2vec.model import Node2Vec, skipgram_pairs
 from zoo_node2vec.walks import BiasedWalker, CSRGraph, alias_tables

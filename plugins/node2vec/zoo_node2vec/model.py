@@ -19,8 +19,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from zoo.tasks.base import run_budget
-from zoo.tasks.base import torch_threads
+from zoo.task import run_budget
+from zoo.task import torch_threads
 
 from .walks import BiasedWalker, CSRGraph, alias_tables
 

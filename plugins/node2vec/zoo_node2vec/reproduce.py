@@ -31,7 +31,7 @@ def _select_pq(graph: str, seed: int, grid: tuple[float, ...], overrides: dict) 
     """(p, q) with the best validation AUC (ties: the first in order, p = q = 1 first)."""
     import torch
 
-    from zoo.tasks import graph_embed as task
+    from zoo_task_graph_embed import task
 
     from .model import node2vec
 
@@ -55,8 +55,8 @@ def reproduce(quick: bool = False) -> "zoo.ClaimResult":  # noqa: F821 - zoo imp
     import torch
 
     import zoo
-    from zoo.tasks import graph_embed as task
-    from zoo.tasks.base import mean_std
+    from zoo_task_graph_embed import task
+    from zoo.task import mean_std
 
     graphs, seeds = (QUICK["graphs"], QUICK["seeds"]) if quick else (GRAPHS, SEEDS)
     grid, overrides = (QUICK["grid"], QUICK["overrides"]) if quick else (GRID, {})

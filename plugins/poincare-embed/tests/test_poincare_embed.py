@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import zoo
-from zoo.tasks import graph_embed as task
+from zoo_task_graph_embed import task
 from zoo.testing import check_plugin
 from zoo_poincare_embed.model import (EPS, EuclideanEmbedding, PoincareEmbedding, poincare_distance, project,
                                       sample_negatives)

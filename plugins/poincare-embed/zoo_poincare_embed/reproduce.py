@@ -28,7 +28,7 @@ def reproduce(quick: bool = False) -> "zoo.ClaimResult":  # noqa: F821 - zoo imp
     import torch
 
     import zoo
-    from zoo.tasks import graph_embed as task
+    from zoo_task_graph_embed import task
 
     dims, lrs, epochs = (QUICK["dims"], QUICK["lrs"], QUICK["epochs"]) if quick else (DIMS, LRS, EPOCHS)
     hierarchy = "mammal"

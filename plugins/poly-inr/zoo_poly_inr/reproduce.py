@@ -14,8 +14,8 @@ import torch
 from torch import nn
 
 import zoo
-from zoo.nn.inr import count_params, match_params
-from zoo.tasks import image_fit as task
+from zoo.task import count_params, match_params
+from zoo_task_image_fit import image_fit as task
 
 CLAIM = ("PE-free Poly-INR fits 64x64 camera at least as well (training PSNR) as a ReLU MLP with Fourier-feature "
          "positional encoding of equal parameter count")
@@ -57,7 +57,7 @@ def reproduce(quick: bool = False, seed: int = 0) -> zoo.ClaimResult:
     params = count_params(model)
     table = {"poly_inr (no PE)": _row(model, signal, steps, seed)}
     for name in ("relu-ff", "siren"):
-        table[name] = _row(task.build_baseline(name, params, signal, seed), signal, steps, seed)
+        table[name] = _row(task.build_baseline(name, params=params, data=signal, seed=seed), signal, steps, seed)
     torch.manual_seed(seed)
     table["relu-mlp (no PE)"] = _row(match_params(lambda w: ReLUMLP(w), params), signal, steps, seed)
     ours, ff = table["poly_inr (no PE)"], table["relu-ff"]

@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 import zoo
-from zoo.nn.gpt import GPT
+from zoo_nn.gpt import GPT
 from zoo.testing import check_plugin
 from zoo_r_sparse.allocation import search_sparse_ratios
 from zoo_r_sparse.model import RSparseLinear, budget, calibrate, rsparse_linears, rsparsify

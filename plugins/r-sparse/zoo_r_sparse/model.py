@@ -25,8 +25,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from zoo.nn.gpt import GPT
-from zoo.tasks.char_lm import GPT_DEFAULTS, NORMS
+from zoo_nn.gpt import GPT
+from zoo_task_char_lm.task import GPT_DEFAULTS, NORMS
 
 __all__ = ["RSparseLinear", "budget", "rsparsify", "rsparse_linears", "block_linears", "layer_inputs", "calibrate", "rsparse_gpt"]
 
@@ -138,7 +138,7 @@ def block_linears(model: nn.Module) -> list[tuple[nn.Module, str, nn.Linear]]:
     """``(parent, attribute, linear)`` for every ``nn.Linear`` of the attention and MLP of each block."""
     blocks = getattr(model, "blocks", None)
     if blocks is None:
-        raise TypeError("rsparsify expects a zoo.nn.gpt.GPT-like model with .blocks")
+        raise TypeError("rsparsify expects a zoo_nn.gpt.GPT-like model with .blocks")
     out = []
     for block in blocks:
         for parent in (block.attn, block.mlp):

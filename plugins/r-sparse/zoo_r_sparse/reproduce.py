@@ -19,7 +19,7 @@ import time
 import torch
 
 import zoo
-from zoo.tasks import char_lm
+from zoo_task_char_lm import task as char_lm
 
 from .allocation import search_sparse_ratios
 from .model import calibrate, layer_inputs, rsparse_linears, rsparsify
@@ -66,7 +66,7 @@ def reproduce(quick: bool = False) -> zoo.ClaimResult:
     n_cal, n_val, n_tok = (QUICK["calib"], QUICK["val"], QUICK["tokens"]) if quick else (
         CALIB_WINDOWS, VAL_WINDOWS, TIMING_TOKENS)
     data = char_lm.load_corpus(max_chars=QUICK["chars"] if quick else None)
-    dense = char_lm.build_baseline(BASE, SEED, **size)
+    dense = char_lm.build_baseline(BASE, seed=SEED, **size)
     res = zoo.evaluate(dense, task=char_lm.NAME, steps=steps, seed=SEED, baselines=[], data=data, batch_size=batch)
     t = dense.block_size
     calib = data[0][: n_cal * t].view(n_cal, t)

@@ -8,7 +8,7 @@ import torch
 
 import zoo
 from zoo.testing import check_plugin
-from zoo.tasks import char_lm
+from zoo_task_char_lm import task as char_lm
 from zoo_relu2_sparsity import cett
 from zoo_relu2_sparsity.model import SquaredReLU, reglu_gpt, relu2_gpt
 
@@ -67,7 +67,7 @@ def test_curve_threshold_interpolates():
 def test_calibrated_threshold_hits_target_cett(trained, data):
     curves = cett.calibrate(trained, data, n_windows=4)
     x = data[0][: 4 * 32].view(4, 32)
-    from zoo.nn.gpt import capture_hidden
+    from zoo_nn.gpt import capture_hidden
 
     with torch.no_grad(), capture_hidden(trained) as acts:
         trained(x)

@@ -3,7 +3,7 @@
 Zhang et al. 2024, "ReLU² Wins: Discovering Efficient Activation Functions for Sparse LLMs"
 (arXiv:2402.03804) train the same LLM with ReLU, SwiGLU, ReGLU and ReLU² FFNs and compare their
 sparsity. ReLU² (So et al. 2021, Primer) is ``relu(x) ** 2`` in a plain (non-gated) FFN; ReGLU is
-``relu(x W_gate) * (x W_up)``. Here every variant is ``zoo.nn.gpt.GPT`` with RMSNorm (the paper's
+``relu(x W_gate) * (x W_up)``. Here every variant is ``zoo_nn.gpt.GPT`` with RMSNorm (the paper's
 models are LLaMA-like); gated FFNs get 2/3 of the hidden width, so all four have equal parameters.
 ReLU and SwiGLU are the task's own baselines ``gpt-rms-relu`` and ``gpt-rms-swiglu``.
 """
@@ -13,8 +13,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from zoo.nn.gpt import GPT
-from zoo.tasks.char_lm import GPT_DEFAULTS, NORMS
+from zoo_nn.gpt import GPT
+from zoo_task_char_lm.task import GPT_DEFAULTS, NORMS
 
 __all__ = ["SquaredReLU", "relu2_gpt", "reglu_gpt"]
 

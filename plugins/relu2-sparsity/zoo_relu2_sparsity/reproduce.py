@@ -14,7 +14,7 @@ import time
 import torch
 
 import zoo
-from zoo.tasks import char_lm
+from zoo_task_char_lm import task as char_lm
 
 from . import cett
 
@@ -31,7 +31,7 @@ QUICK_STEPS, QUICK_BATCH, QUICK_CHARS = 5, 4, 40_000
 def build(name: str, seed: int, size: dict) -> torch.nn.Module:
     """The seeded, untrained model of one row (a task baseline or a registered model)."""
     if name in char_lm.BASELINES:
-        return char_lm.build_baseline(name, seed, **size)
+        return char_lm.build_baseline(name, seed=seed, **size)
     torch.manual_seed(seed)
     return zoo.create(name, **size)
 

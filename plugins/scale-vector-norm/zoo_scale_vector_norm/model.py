@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
-from zoo.nn.gpt import GPT
-from zoo.tasks.char_lm import GPT_DEFAULTS
+from zoo_nn.gpt import GPT
+from zoo_task_char_lm.task import GPT_DEFAULTS
 
 __all__ = ["ScaleVector", "ScaledLinear", "ScaleStrategy", "STRATEGIES", "apply_scale_strategy", "svn_gpt"]
 

@@ -15,8 +15,8 @@ import time
 import torch
 
 import zoo
-from zoo.tasks import char_lm
-from zoo.tasks.base import mean_std
+from zoo_task_char_lm import task as char_lm
+from zoo.task import mean_std
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ import time
 import torch
 
 import zoo
-from zoo.nn.inr import count_params
-from zoo.tasks import image_fit as task
+from zoo.task import count_params
+from zoo_task_image_fit import image_fit as task
 
 from .model import ShiftedBasisEmbedding, distance_preservation, stable_rank
 
@@ -80,7 +80,7 @@ def sweep_2d(sweep: dict[str, tuple[float, ...]], size: int, steps: int, seed: i
                     "dist_pres": distance_preservation(model.embed(sub), sub), "params": float(count_params(model)),
                     **task.score(model, signal), "seconds_per_step": fig["seconds_per_step"]}
     for name in ("siren", "relu-ff"):
-        base = task.build_baseline(name, params, signal, seed)
+        base = task.build_baseline(name, params=params, data=signal, seed=seed)
         fig = task.fit(base, signal, steps=steps, lr=base.default_lr, seed=seed)
         rows[f"2d {name}"] = {"params": float(count_params(base)), **task.score(base, signal),
                               "seconds_per_step": fig["seconds_per_step"]}

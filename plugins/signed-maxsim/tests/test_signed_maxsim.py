@@ -5,8 +5,8 @@ import pytest
 import torch
 
 import zoo
-from zoo.tasks import retrieval as task
-from zoo.tasks.retrieval_data import VectorSets, load_synthetic
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import VectorSets, load_synthetic
 from zoo.testing import check_plugin
 from zoo_signed_maxsim.model import LateInteraction, signed_maxsim
 from zoo_signed_maxsim.sparse import encode_sparse, maxsim_exact, random_sparse

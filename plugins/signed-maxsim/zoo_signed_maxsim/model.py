@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from zoo.tasks.retrieval import VectorSets, maxsim, maxsim_all
+from zoo_task_retrieval.task import VectorSets, maxsim, maxsim_all
 
 __all__ = ["signed_maxsim", "LateInteraction", "signed_colbert", "maxsim_colbert"]
 

@@ -20,8 +20,8 @@ import time
 import torch
 
 import zoo
-from zoo.tasks import retrieval as task
-from zoo.tasks.retrieval_data import NEGATION_SPLITS, load_synthetic
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import NEGATION_SPLITS, load_synthetic
 
 from .sparse import encode_sparse, maxsim_exact, random_sparse
 

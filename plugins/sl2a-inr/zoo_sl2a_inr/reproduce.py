@@ -14,8 +14,8 @@ import time
 import torch
 
 import zoo
-from zoo.nn.inr import count_params
-from zoo.tasks import image_fit as task
+from zoo.task import count_params
+from zoo_task_image_fit import image_fit as task
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def reproduce(quick: bool = False, seed: int = 0) -> zoo.ClaimResult:
     table = {"sl2a_inr": _row(model, signal, steps, model.default_lr, model.default_lr_decay, seed)}
     params = count_params(model)
     for name in ("siren", "relu-ff"):
-        base = task.build_baseline(name, params, signal, seed)
+        base = task.build_baseline(name, params=params, data=signal, seed=seed)
         table[name] = _row(base, signal, steps, base.default_lr, None, seed)
     ours, siren = table["sl2a_inr"], table["siren"]
     faster = ours["steps_to_30db"] < siren["steps_to_30db"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 import zoo
-from zoo.tasks import digits as task
+from zoo_task_digits import task
 from zoo.testing import check_plugin
 from zoo_smartmixed_act.model import POOL, SmartMixedActivation, choice_counts, freeze, smartmixed_layers, smartmixed_mlp
 from zoo_smartmixed_act.training import freeze_after
@@ -71,7 +71,7 @@ def test_frozen_choices_survive_save_and_load(tmp_path):
 
 
 def test_same_linear_weights_as_the_relu_mlp():
-    base = task.build_baseline("mlp-ln-relu", 7).state_dict()
+    base = task.build_baseline("mlp-ln-relu", seed=7).state_dict()
     torch.manual_seed(7)
     ours = zoo.create("smartmixed_mlp").state_dict()
     assert all(torch.equal(v, ours[k]) for k, v in base.items())

@@ -31,7 +31,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from zoo.nn.backbones import DigitsMLP
+from zoo_nn.backbones import DigitsMLP
 
 __all__ = ["POOL", "SmartMixedActivation", "smartmixed_mlp", "freeze", "choice_counts", "smartmixed_layers"]
 
@@ -160,7 +160,7 @@ def choice_counts(model: nn.Module) -> list[dict[str, int]]:
 
 def smartmixed_mlp(num_classes: int = 10, in_chans: int = 1, img_size: int = 8, hidden: int = 128, depth: int = 2,
                    temperature: float = TEMPERATURE, hard: bool = True) -> DigitsMLP:
-    """``zoo.nn.backbones.DigitsMLP`` (LayerNorm) with a SmartMixed activation in every hidden layer."""
+    """``zoo_nn.backbones.DigitsMLP`` (LayerNorm) with a SmartMixed activation in every hidden layer."""
     def act() -> SmartMixedActivation:
         return SmartMixedActivation(hidden, temperature=temperature, hard=hard, init_logits=False)
 

@@ -21,12 +21,12 @@ import torch
 from scipy.stats import chi2_contingency
 
 import zoo
-from zoo.nn.backbones import DigitsMLP
-from zoo.tasks import digits as task
-from zoo.tasks.base import mean_std
+from zoo_nn.backbones import DigitsMLP
+from zoo_task_digits import task
+from zoo.task import mean_std
 
 from .model import POOL, smartmixed_layers
-from zoo.tasks.base import torch_threads
+from zoo.task import torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ def reproduce(quick: bool = False) -> zoo.ClaimResult:
         plugin="smartmixed-act", claim=CLAIM, passed=ok_a and ok_b, table=table, summary=summary, seconds=seconds,
         settings={"quick": quick, "task": TASK, "depths": list(depths), "seeds": list(seeds), "steps": steps,
                   "freeze_at": steps // 2, "batch_size": 64, "hidden": 128, "temperature": 0.5, "hard": True,
-                  "optimizer": "AdamW lr=2e-3 wd=0.05, one-cycle over both phases (zoo.tasks.digits.train)",
+                  "optimizer": "AdamW lr=2e-3 wd=0.05, one-cycle over both phases (zoo_task_digits.task.train)",
                   "checks": {"a_layer_preferences_differ": ok_a, "b_frozen_faster_than_selection": ok_b},
                   "chi2_p": {str(d): p for d, p in pvalues.items()},
                   "counts": {str(d): c for d, c in counts_by_depth.items()},

@@ -1,7 +1,7 @@
 """SmartMixed's two phases inside the task's own training run: freeze after ``n`` training steps.
 
 ``freeze_after(model, n)`` counts the model's training-mode forward passes (one per step in
-``zoo.tasks.digits.train``) and freezes every SmartMixed layer just before pass ``n + 1``, so
+``zoo_task_digits.task.train``) and freezes every SmartMixed layer just before pass ``n + 1``, so
 selection (phase 1) and fixed training (phase 2) are one run on one optimiser and one learning-rate
 schedule, as in the paper, and the model is trained by ``zoo.evaluate`` like every baseline.
 Frozen logits get no gradient, so the optimiser leaves them alone in phase 2.

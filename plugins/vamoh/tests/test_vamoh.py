@@ -2,7 +2,7 @@ import math
 
 import torch
 
-from zoo.tasks.signal_set import coord_grid, load_set
+from zoo_task_image_fit.signal_set import coord_grid, load_set
 from zoo.testing import check_plugin
 from zoo_vamoh.flow import FlowPrior, PlanarFlow
 from zoo_vamoh.model import VaMoH, gaussian_log_prob, mixture_terms, random_masks

@@ -16,8 +16,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from zoo.tasks.base import run_budget
-from zoo.tasks.signal_set import SignalSet, coord_grid, minibatches
+from zoo.task import run_budget
+from zoo_task_image_fit.signal_set import SignalSet, coord_grid, minibatches
 
 from .model import random_masks
 

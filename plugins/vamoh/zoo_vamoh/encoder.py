@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from zoo.tasks.image_fit import coord_grid
+from zoo_task_image_fit.image_fit import coord_grid
 
 
 class PointConv(nn.Module):

@@ -33,9 +33,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from zoo.nn.inr import FourierFeatures
-from zoo.tasks.base import run_budget
-from zoo.tasks.signal_set import SignalSet, coord_grid, minibatches
+from zoo_nn.inr import FourierFeatures
+from zoo.task import run_budget
+from zoo_task_image_fit.signal_set import SignalSet, coord_grid, minibatches
 
 from .encoder import PointConvEncoder
 from .flow import FlowPrior

@@ -36,9 +36,9 @@ from typing import Callable
 import torch
 
 import zoo
-from zoo.nn.inr import count_params
-from zoo.tasks import signal_set as task
-from zoo.tasks.signal_set import build_baseline, coord_grid
+from zoo.task import count_params
+from zoo_task_image_fit import signal_set as task
+from zoo_task_image_fit.signal_set import build_baseline, coord_grid
 
 from .baselines import bilinear, downsample, fit_ae_masked, fit_gon_masked, gon_encode
 
@@ -104,7 +104,7 @@ def reproduce(quick: bool = False, seed: int = 0) -> zoo.ClaimResult:
 
     aes, ae_cpu = {}, {}
     for name in ("ae", "ae-2x"):
-        aes[name] = build_baseline(name, params, s8, vam.latent_dim, seed)
+        aes[name] = build_baseline(name, params=params, data=s8, latent_dim=vam.latent_dim, seed=seed)
         cpu = time.process_time()
         fit_ae_masked(aes[name], s8, steps=steps, seed=seed)
         ae_cpu[name] = time.process_time() - cpu

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 import zoo
-from zoo.tasks import signal_set as task
+from zoo_task_image_fit import signal_set as task
 
 DIGITS_STEPS = 2000  # the reproduction's step count
 N_TRAIN, N_TEST = 1024, 256

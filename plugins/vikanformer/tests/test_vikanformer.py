@@ -3,9 +3,10 @@ import math
 import pytest
 import torch
 
-from zoo.nn.backbones import TinyViT
-from zoo.nn.kan import KAN, RBFKANLayer
-from zoo.tasks.formula import count_params, torch_threads
+from zoo_nn.backbones import TinyViT
+from zoo_nn.kan import KAN, RBFKANLayer
+from zoo_task_formula_regress.task import torch_threads
+from zoo.task import count_params
 from zoo.testing import check_plugin
 from zoo_vikanformer.model import (MATCHED_HIDDEN, VARIANTS, ExplicitAttention, FourierKANLayer, SineKANLayer,
                                    vikanformer)

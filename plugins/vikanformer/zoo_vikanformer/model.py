@@ -4,12 +4,12 @@ S & M 2025, "ViKANformer: Embedding Kolmogorov Arnold Networks in Vision Transfo
 Pattern-Based Learning" (arXiv:2503.01124): five KAN expansions of the feed-forward sub-layer, and
 optionally fused ("flash") attention. Each expansion follows the paper it comes from:
 
-- ``vanilla``: B-spline KAN, Liu et al. 2024 (``zoo.nn.kan.BSplineKANLayer``, the paper's init).
+- ``vanilla``: B-spline KAN, Liu et al. 2024 (``zoo_nn.kan.BSplineKANLayer``, the paper's init).
 - ``efficient``: efficient-kan (github.com/Blealtan/efficient-kan): the same B-spline edge
   ``w_b silu(x) + w_s spline(x)``, computed as one matmul over the bases, Kaiming-uniform ``w_b, w_s``.
   Our vanilla layer is vectorised the same way, so only the initialisation differs here.
 - ``fast``: FastKAN, Li 2024 (arXiv:2405.06721): LayerNorm, Gaussian RBFs on 8 centres in [-2, 2],
-  plus ``Linear(silu(x))`` (``zoo.nn.kan.RBFKANLayer``).
+  plus ``Linear(silu(x))`` (``zoo_nn.kan.RBFKANLayer``).
 - ``sine``: SineKAN, Reinhardt et al. 2024 (arXiv:2407.04149): ``y_o = sum_{i,g} A_oig sin(w_g x_i + p_ig) + b_o``.
 - ``fourier``: FourierKAN (github.com/GistNoesis/FourierKAN):
   ``y_o = sum_{i,k} a_oik cos(k x_i) + b_oik sin(k x_i) + bias``.
@@ -26,8 +26,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from zoo.nn.backbones import Attention, TinyViT
-from zoo.nn.kan import KAN, RBFKANLayer
+from zoo_nn.backbones import Attention, TinyViT
+from zoo_nn.kan import KAN, RBFKANLayer
 
 __all__ = ["SineKANLayer", "FourierKANLayer", "kan_ffn", "ViKANformer", "vikanformer", "VARIANTS", "MATCHED_HIDDEN"]
 

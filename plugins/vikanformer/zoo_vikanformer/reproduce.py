@@ -22,8 +22,9 @@ import time
 import torch
 
 import zoo
-from zoo.tasks import digits
-from zoo.tasks.formula import count_params, torch_threads
+from zoo_task_digits import task as digits
+from zoo_task_formula_regress.task import torch_threads
+from zoo.task import count_params
 
 from .model import VARIANTS, vikanformer
 
@@ -42,7 +43,7 @@ def build(label: str, seed: int, **config: int) -> torch.nn.Module:
     """The seeded, untrained network for one row (``config``: ``vikanformer`` arguments)."""
     torch.manual_seed(seed)
     if label == "CNN":
-        return digits.build_baseline("cnn-ln-relu", seed)
+        return digits.build_baseline("cnn-ln-relu", seed=seed)
     variant, _, flash = label.partition("+")
     return vikanformer("mlp" if label == "MLP ViT" else variant, depth=DEPTH, flash=bool(flash), **config)
 
@@ -125,7 +126,7 @@ def reproduce(quick: bool = False) -> zoo.ClaimResult:
         summary = "QUICK RUN (few steps; not a measurement of the claim). " + summary
     settings = {"quick": quick, "steps": steps, "seeds": list(seeds), "depth": DEPTH, "dim": 64, "heads": 4,
                 "threshold": THRESHOLD, "intra_op_threads": 1,
-                "trainer": "zoo.tasks.digits.train defaults (AdamW 2e-3, wd 0.05, one-cycle, batch 64)",
+                "trainer": "zoo_task_digits.task.train defaults (AdamW 2e-3, wd 0.05, one-cycle, batch 64)",
                 "timing": f"{TIMING_ROUNDS} interleaved rounds x {TIMING_STEPS} steps, median, batch 64"}
     return zoo.ClaimResult(plugin="vikanformer", claim=CLAIM, passed=passed, table=table, summary=summary,
                            settings=settings, seconds=time.perf_counter() - t0)

@@ -1,0 +1,4 @@
+"""zoo task distribution: digits_classify: scikit-learn digits, fixed split, reference backbones as baselines.
+
+Torch-free on import: the task code lives in its modules, imported when a task runs.
+"""

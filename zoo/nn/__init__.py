@@ -1,1 +1,0 @@
-"""Reference networks and layers that tasks and several plugins share (imports torch)."""

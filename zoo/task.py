@@ -1,0 +1,251 @@
+"""The Task contract every task distribution implements, and what tasks share: ``Result``, the budget
+loop, the parameter counter and matcher, thread limiting and sharding under ``torchrun``.
+
+A task is a module (named by its ``TaskSpec.evaluate`` target) that provides what ``Task`` lists.
+Tasks never import ``zoo.factory``: ``zoo.evaluate`` creates the model and hands the task a
+``rebuild`` callable for the few protocols that need a fresh copy at another size.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
+
+if TYPE_CHECKING:
+    from torch import nn
+
+
+@dataclass
+class Result:
+    """What ``zoo.evaluate`` returns: the model's metrics and each baseline's, on the same data."""
+
+    task: str
+    metrics: dict[str, float]
+    baselines: dict[str, dict[str, float]] = field(default_factory=dict)
+    n: int = 0  # evaluation examples
+    seconds: float = 0.0
+    config: dict[str, Any] = field(default_factory=dict)
+    artifacts: dict[str, str] = field(default_factory=dict)  # name -> path of a written file (PNG, ...)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def table(self, model_name: str = "model") -> str:
+        rows = {model_name: self.metrics, **self.baselines}
+        return format_table(rows)
+
+
+
+class Task(Protocol):
+    """What a task module provides (``zoo.testing`` and ``zoo.evaluate`` rely on nothing else).
+
+    Data is fixed by ``seed`` alone: the same seed gives the same split, the same generated
+    signals and the same baseline initialisation in every process.
+    """
+
+    NAME: str
+    """The task's name, as in its ``TaskSpec``."""
+    BASELINES: Mapping[str, Any] | tuple[str, ...]
+    """The baselines every model on this task is compared with, by name."""
+
+    def evaluate(self, model: nn.Module, *, steps: int | None = None, budget_s: float | None = None, seed: int = 0,
+                 rebuild: Callable[..., nn.Module] | None = None, progress: bool = False,
+                 out_dir: str | None = None, **options: Any) -> Result:
+        """Train ``model`` under the budget when it is not pretrained, score it and the baselines on the same
+        data; ``rebuild(**overrides)`` returns a fresh model of the same architecture with changed arguments
+        (``None`` for a module zoo did not create); ``out_dir`` receives figures; ``options`` are the task's own
+        (each listed by ``describe``)."""
+
+    def build_baseline(self, name: str, *, params: int | None = None, data: Any = None, seed: int = 0,
+                       **options: Any) -> nn.Module:
+        """Baseline ``name``, seeded, sized to ``params`` (``count_params``) where the task sizes baselines, for
+        ``data`` where its shape depends on the data; unknown names raise ``ValueError`` listing the valid ones."""
+
+    def example_input(self) -> Any:
+        """A small input the forward contract accepts (a tensor, or a tuple of positional arguments)."""
+
+    def check_output(self, model: nn.Module, output: Any) -> None:
+        """Raise ``AssertionError`` naming what is wrong when ``output`` breaks the forward contract."""
+
+    def describe(self, **options: Any) -> dict[str, Any]:
+        """The protocol's settings (data, split, optimiser, default steps...) as the task runs them with
+        ``options``: the one source the claims harness and model cards record."""
+
+
+def count_params(model: nn.Module) -> int:
+    """The parameter count zoo compares models by: trainable parameters, each tensor once.
+
+    Tied or shared tensors count once; frozen parameters and buffers (a fixed Fourier matrix, running
+    statistics) do not count.
+
+    >>> import torch
+    >>> count_params(torch.nn.Linear(3, 2))
+    8
+    """
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def match_width(build: Callable[[int], nn.Module], target: int, lo: int = 1, hi: int | None = None) -> int:
+    """The width ``w`` in ``[lo, hi]`` whose ``build(w)`` has the ``count_params`` closest to ``target``.
+
+    Assumes the count grows with ``w``: doubles ``w`` from ``lo`` until it reaches ``target`` (or
+    ``hi``), then bisects; ties go to the smaller width. The search runs under a forked torch RNG, so
+    it leaves the caller's random state as it was.
+
+    >>> import torch
+    >>> match_width(lambda w: torch.nn.Linear(2, w), 30)  # 3 parameters per unit
+    10
+    """
+    import torch
+
+    if hi is not None and lo > hi:
+        raise ValueError(f"match_width: lo={lo} > hi={hi}")
+    with torch.random.fork_rng(devices=[]):
+        def n(w: int) -> int:
+            return count_params(build(w))
+
+        if n(lo) >= target:
+            return lo
+        a, b = lo, 2 * lo
+        while n(b) < target:
+            if hi is not None and b >= hi:
+                return hi
+            a, b = b, 2 * b if hi is None else min(2 * b, hi)
+        while a + 1 < b:  # n(a) < target <= n(b)
+            mid = (a + b) // 2
+            a, b = (mid, b) if n(mid) < target else (a, mid)
+        return a if target - n(a) <= n(b) - target else b
+
+
+def match_params(build: Callable[[int], nn.Module], target: int, lo: int = 1, hi: int | None = None) -> nn.Module:
+    """``build(w)`` at the width ``match_width`` picks, initialised exactly as one ``build(w)`` call at the
+    caller's random state would be."""
+    return build(match_width(build, target, lo, hi))
+
+
+def format_table(rows: dict[str, dict[str, Any]]) -> str:
+    """A plain-text table: one row per entry, one column per metric seen in any row."""
+    cols: list[str] = []
+    for metrics in rows.values():
+        cols += [c for c in metrics if c not in cols]
+    def fmt(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        return "" if v is None else str(v)
+    header = ["name"] + cols
+    body = [[name] + [fmt(m.get(c)) for c in cols] for name, m in rows.items()]
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+    line = lambda r: "  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True))  # noqa: E731
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in body])
+
+
+def run_budget(step: Callable[[int], float], *, steps: int | None, budget_s: float | None,
+               progress: str | None = None) -> dict[str, float]:
+    """Call ``step(i)`` until ``steps`` are done or ``budget_s`` seconds pass; return loss and timing.
+
+    At least one of ``steps``/``budget_s`` must be given; with both, whichever ends first wins.
+    """
+    if steps is None and budget_s is None:
+        raise ValueError("give steps= or budget_s= (or both)")
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=steps, desc=progress, leave=False, disable=progress is None, mininterval=0.5)
+    t0 = time.perf_counter()
+    i, loss = 0, float("nan")
+    losses: list[float] = []
+    while (steps is None or i < steps) and (budget_s is None or time.perf_counter() - t0 < budget_s):
+        loss = float(step(i))
+        losses.append(loss)
+        i += 1
+        bar.update(1)
+    bar.close()
+    seconds = time.perf_counter() - t0
+    tail = losses[-max(1, len(losses) // 10):] if losses else [float("nan")]
+    return {"steps": i, "train_seconds": seconds, "seconds_per_step": seconds / max(i, 1),
+            "final_train_loss": sum(tail) / len(tail)}
+
+
+def mean_std(values: Iterable[float]) -> tuple[float, float]:
+    vals = list(values)
+    m = sum(vals) / len(vals)
+    var = sum((v - m) ** 2 for v in vals) / max(len(vals) - 1, 1)
+    return m, var ** 0.5
+
+
+def distributed() -> tuple[int, int]:
+    """``(rank, world_size)``; under ``torchrun`` this joins the process group (gloo on CPU).
+
+    Tasks shard their evaluation set with ``shard`` and add up counts with ``all_reduce_sum``, so
+    a sharded evaluation gives the single-process result.
+    """
+    import os
+
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return 0, 1
+    import torch
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        if torch.cuda.is_available():
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+        import atexit
+
+        atexit.register(_leave_process_group)
+    return dist.get_rank(), dist.get_world_size()
+
+
+def _leave_process_group() -> None:
+    """At exit: wait for every rank, then destroy the group. A rank that exits while a peer still holds
+    the gloo connection makes that peer's destructor abort (SIGABRT, seen about 1 run in 10 here)."""
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        try:
+            dist.barrier()
+        finally:
+            dist.destroy_process_group()
+
+
+def shard(n: int, rank: int, world: int) -> slice:
+    """This rank's contiguous part of ``range(n)`` (the parts cover it exactly once)."""
+    return slice(n * rank // world, n * (rank + 1) // world)
+
+
+def all_reduce_sum(values: list[float]) -> list[float]:
+    """Sum ``values`` over all ranks (identity in a single process)."""
+    rank, world = distributed()
+    if world == 1:
+        return list(values)
+    import torch
+    import torch.distributed as dist
+
+    t = torch.tensor(values, dtype=torch.float64)
+    if dist.get_backend() == "nccl":  # NCCL reduces GPU tensors only
+        t = t.cuda(torch.cuda.current_device())
+    dist.all_reduce(t)
+    return t.cpu().tolist()
+
+
+class torch_threads:
+    """``with torch_threads(1): ...`` runs the block with ``n`` torch threads, then restores the count.
+
+    Tiny models on a small, shared machine run much faster on one thread (measured here under load:
+    a SIREN step 0.84 s with 2 threads, 0.044 s with 1).
+    """
+
+    def __init__(self, n: int = 1):
+        self.n = n
+
+    def __enter__(self) -> "torch_threads":
+        import torch
+
+        self.before = torch.get_num_threads()
+        torch.set_num_threads(self.n)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import torch
+
+        torch.set_num_threads(self.before)
