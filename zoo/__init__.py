@@ -31,7 +31,7 @@ _LAZY = {
     "create": "zoo.factory", "save_pretrained": "zoo.factory", "push_to_hub": "zoo.factory",
     "Provenance": "zoo.factory", "evaluate": "zoo.evaluation",
     "Result": "zoo.task", "ClaimResult": "zoo.claims", "Claim": "zoo.claims", "Row": "zoo.claims",
-    "Check": "zoo.claims", "reproduce": "zoo.claims",
+    "Check": "zoo.claims", "reproduce": "zoo.claims", "train": "zoo.training",
 }
 _RENAMED = {"reload_plugins": ("zoo.registry", "reload")}
 
@@ -64,4 +64,5 @@ if TYPE_CHECKING:  # static imports for IDEs and type checkers
     from .specs import ClaimSpec, ModelSpec, Paper, PluginStatus, TaskSpec, WeightsSpec  # noqa: F401
     from .claims import Check, Claim, ClaimResult, Row, reproduce  # noqa: F401
     from .task import Result  # noqa: F401
+    from .training import train  # noqa: F401
     from .weights import DownloadFailed, WeightsMismatch  # noqa: F401

@@ -349,12 +349,15 @@ def reproduce(plugin_id: str, *, quick: bool = False, seeds: Sequence[int] | Non
     target = resolve(spec.reproduce)
     if not isinstance(target, Claim):
         raise TypeError(f"{spec.reproduce} must be a zoo.claims.Claim, got {type(target).__name__}")
-    result = run_claim(target, quick=quick, seeds=seeds, progress=progress)
+    path = None
     if record and not quick:
         from pathlib import Path
 
         from . import registry_file
 
         path = Path("registry.yaml" if record is True else record)
+        registry_file.check_recordable(path, plugin_id)  # before the run, not after it
+    result = run_claim(target, quick=quick, seeds=seeds, progress=progress)
+    if path is not None:
         registry_file.record(path, plugin_id, "reproduction", result.to_record())
     return result

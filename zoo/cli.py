@@ -126,58 +126,34 @@ def _registry_file(path: str | None) -> Path | None:
 
 
 def cmd_reproduce(a: argparse.Namespace) -> int:
-    from . import registry_file
-    from .factory import resolve_target
+    from .claims import reproduce
 
-    spec = registry.claim(a.id)
-    cpu0 = time.process_time()
-    result = resolve_target(spec.reproduce)(quick=a.quick)
-    cpu = time.process_time() - cpu0
-    import torch
-
-    result.settings = {"torch_threads_at_exit": torch.get_num_threads(), **result.settings, "cpu_seconds": round(cpu, 1)}
-    print(result.render())
-    print(f"\n{result.seconds:.0f} s wall, {cpu:.0f} s CPU in this process, {torch.get_num_threads()} torch threads")
     target = _registry_file(a.registry)
+    record = None if (a.quick or a.no_record) else target
+    result = reproduce(a.id, quick=a.quick, seeds=a.seeds, record=record, progress=a.verbose)
+    print(result.render())
+    print(f"\n{result.seconds:.0f} s wall, {result.cpu_seconds:.0f} s CPU in this process")
     if a.quick or a.no_record:
         print("\n(not recorded: --quick or --no-record)")
     elif target is None:
         print("\n(not recorded: no registry.yaml here; run from the repository root or pass --registry)")
     else:
-        record = {k: v for k, v in result.to_dict().items() if k != "plugin"}
-        registry_file.record(target, a.id, "reproduction", record)
         print(f"\nrecorded in {target}")
     return 0
 
 
 def cmd_train(a: argparse.Namespace) -> int:
-    import datetime
+    from .training import train
 
-    from . import registry_file
-    from .factory import push_to_hub, resolve_target, save_pretrained
-
-    spec, plugin_id, tag = registry.lookup(a.name)
-    if tag is None:
-        raise ZooError(f"name a pretrained tag to train: `zoo train {spec.name}.TAG` (tags: {', '.join(spec.weights) or 'none'})")
-    w = spec.weights[tag]
-    if w.recipe is None:
-        raise ZooError(f"{a.name} has no recipe: its weights come from {w.source}")
-    model, metrics = resolve_target(w.recipe)(seed=a.seed)
-    model.zoo = model.zoo.__class__(**{**model.zoo.__dict__, "tag": tag})
-    print(json.dumps({"model": a.name, "metrics": metrics}, indent=2))
-    entry: dict[str, Any] = {"metrics": metrics, "recipe": w.recipe, "seed": a.seed,
-                             "date": datetime.date.today().isoformat()}
-    if a.out:
-        folder = save_pretrained(model, a.out, metrics=metrics, overwrite_card=True)
-        print(f"saved to {folder}")
-    if a.push:
-        repo = w.repo if a.push is True else a.push
-        commit = push_to_hub(model, repo, metrics=metrics, overwrite_card=True)
-        entry.update(repo=repo, commit=commit)
-        print(f"pushed to {repo}@{commit} ({os.environ.get('HF_ENDPOINT', 'https://huggingface.co')})")
-    target = _registry_file(a.registry)
-    if target is not None and not a.no_record:
-        registry_file.record(target, plugin_id, "pretrained", {f"{spec.name}.{tag}": entry})
+    target = None if a.no_record else _registry_file(a.registry)
+    result = train(a.name, seed=a.seed, out=a.out, push=a.push, record=target)
+    print(json.dumps({"model": a.name, "metrics": result.metrics}, indent=2))
+    if result.folder is not None:
+        print(f"saved to {result.folder}")
+    if result.commit is not None:
+        print(f"pushed to {result.repo}@{result.commit} ({os.environ.get('HF_ENDPOINT', 'https://huggingface.co')})")
+    if target is not None:
+        print(f"recorded in {target}")
     return 0
 
 
@@ -287,6 +263,7 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("reproduce", help="measure a plugin's paper claim and record the outcome")
     s.add_argument("id")
     s.add_argument("--quick", action="store_true", help="a few seconds, for smoke tests (not recorded)")
+    s.add_argument("--seeds", type=lambda v: [int(x) for x in v.split(",")], help="override the claim's seeds, e.g. 0,1,2,3,4")
     s.add_argument("--no-record", action="store_true")
     s.add_argument("--registry", help="registry.yaml to record in (default ./registry.yaml)")
     s.set_defaults(fn=cmd_reproduce)

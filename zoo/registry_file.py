@@ -112,8 +112,8 @@ def build(path: str | os.PathLike = "registry.yaml", catalog_md: str | os.PathLi
                 if prev.get(key):
                     entry[key] = prev[key]
             repro = entry.get("reproduction")
-            if repro:
-                entry["status"] = "reproduced" if repro.get("passed") else "not-reproduced"
+            if repro and repro.get("verdict"):  # decided by the claims harness (seeds, intervals, margin)
+                entry["status"] = repro["verdict"].replace(" ", "-")
         elif entry.get("class") == "theory":
             entry["status"] = "theory"
             entry.setdefault("reason", "theory, survey or benchmark protocol: no model or method to ship")
@@ -158,8 +158,7 @@ def plugin_table(data: dict[str, Any]) -> str:
             continue
         models = ", ".join(f"`{m}`" + "".join(f" `.{t}`" for t in v["tags"]) for m, v in p.get("models", {}).items())
         repro = p.get("reproduction") or {}
-        verdict = "pass" if repro.get("passed") else "fail"
-        outcome = f"{verdict} ({repro.get('date')}): {repro.get('summary', '')}" if repro else "not run"
+        outcome = _outcome(repro) if repro else "not run"
         outcome = outcome.replace("|", "/").replace("\n", " ")
         plugin = p.get("plugin", p["id"])
         rows.append(f"| [`{plugin}`]({p['path']}) | #{p['catalog']} {p['title']} | {models} | "
@@ -169,6 +168,16 @@ def plugin_table(data: dict[str, Any]) -> str:
         counts[p["status"]] = counts.get(p["status"], 0) + 1
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
     return "\n".join(rows) + f"\n\nAll {len(data['papers'])} catalogued papers: {summary} (see `registry.yaml`).\n"
+
+
+def _outcome(repro: dict[str, Any]) -> str:
+    """One README cell: the harness's verdict and checks, or a record made before the harness."""
+    if "verdict" not in repro:
+        legacy = "pass" if repro.get("passed") else "fail"
+        return f"{legacy}, one run before the claims harness ({repro.get('date')}): {repro.get('summary', '')}"
+    checks = "; ".join(f"{c['check']}: {c['mean']:+.3g} [{c['ci95'][0]:.3g}, {c['ci95'][1]:.3g}] {c['verdict']}"
+                       for c in repro.get("checks", []))
+    return f"{repro['verdict']} ({repro.get('date')}, seeds {repro.get('seeds')}): {checks}"
 
 
 def task_table() -> str:
@@ -235,6 +244,13 @@ def record(path: str | os.PathLike, plugin_id: str, key: str, value: Any) -> Non
     with open(path.with_name(f".{path.name}.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         _record_locked(path, plugin_id, key, value)
+
+
+def check_recordable(path: str | os.PathLike, plugin_id: str) -> None:
+    """Raise ``KeyError`` unless ``path`` has a paper entry for ``plugin_id`` (checked before long runs)."""
+    data = load(path)
+    if not any(plugin_id in (p["id"], p.get("plugin")) for p in data.get("papers", [])):
+        raise KeyError(f"{plugin_id!r} is not a paper in {path}: nothing to record its measurement in")
 
 
 def _record_locked(path: Path, plugin_id: str, key: str, value: Any) -> None:

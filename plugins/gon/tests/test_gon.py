@@ -1,9 +1,12 @@
+import math
+
 import torch
 
 from zoo_task_image_fit.signal_set import coord_grid
 from zoo.testing import check_plugin
 from zoo_gon.model import ImplicitGON
-from zoo_gon.reproduce import reproduce
+from zoo.claims import run_claim
+from zoo_gon.reproduce import REPRODUCTION
 
 TINY = {"hidden": 8, "layers": 2, "latent_dim": 4}
 
@@ -43,12 +46,16 @@ def test_training_is_second_order():
     assert any(not torch.allclose(a, b) for a, b in zip(full, first, strict=True))
 
 
-def test_quick_reproduction_is_well_formed():
-    r = reproduce(quick=True)
-    assert set(r.table) == {"gon_implicit", "ae-2x", "ae"}
-    assert isinstance(r.passed, bool)
+def test_quick_reproduction_measures_gon_against_its_baselines():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert set(r.table) == {"gon_implicit", "ae-2x", "ae"} and r.seeds == [0, 1]
     p = r.table["gon_implicit"]["params"]
-    assert abs(r.table["ae-2x"]["params"] - 2 * p) / (2 * p) < 0.15
+    assert abs(r.table["ae-2x"]["params"] - 2 * p) / (2 * p) < 0.15  # the baseline really is 2x GON
+    # two seeds give a finite interval, and the rows are different models trained on the same data
+    assert all(math.isfinite(v) for v in r.rows["gon_implicit"]["mse_test"]["ci95"])
+    assert r.per_seed["gon_implicit"]["mse_test"] != r.per_seed["ae-2x"]["mse_test"]
+    assert [c["check"] for c in r.checks] == ["mse_test: ae-2x - gon_implicit >= 0", "train_mse_auc: ae-2x - gon_implicit >= 0"]
+    assert r.verdict in ("reproduced", "not reproduced", "inconclusive")
 
 
 def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():

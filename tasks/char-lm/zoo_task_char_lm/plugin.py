@@ -12,6 +12,7 @@ TASKS: list = [
         evaluate="zoo_task_char_lm.task:evaluate",
         example_input="zoo_task_char_lm.task:example_input",
         check_output="zoo_task_char_lm.task:check_output",
+        describe="zoo_task_char_lm.task:describe",
         baselines=("gpt-ln-relu", "gpt-ln-gelu", "gpt-ln-swiglu", "gpt-rms-relu", "gpt-rms-gelu", "gpt-rms-swiglu"),
         description="character-level LM on a fixed list of CPython 3.11 stdlib source files (sha256 recorded), "
                     "every 10th 10k-char chunk held out; AdamW with warm-up + cosine for a step budget; "

@@ -15,11 +15,13 @@ returns next-character logits (B, T, VOCAB_SIZE). Metrics: validation bits per c
 through ``zoo_nn.gpt``'s ``mlp.hidden`` hook; models without ``mlps()`` get none), and seconds per
 training step. Baselines: the reference ``GPT`` (dim 128, depth 4, 4 heads, block 128, MLP ratio 4)
 with LayerNorm or RMSNorm and ReLU, GELU or SwiGLU (2/3 hidden width, equal parameters).
+``describe(**options)`` lists the protocol's settings as ``evaluate`` runs them.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import logging
 import math
 import sys
@@ -32,7 +34,7 @@ import torch
 from torch import nn
 
 from zoo_nn.gpt import GPT, hidden_hooks
-from zoo.task import Result, run_budget
+from zoo.task import Result, count_params, run_budget
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +52,8 @@ VOCAB = "\x00\n" + "".join(chr(c) for c in range(32, 127))  # id 0: any other ch
 VOCAB_SIZE = len(VOCAB)
 CHUNK, VAL_EVERY = 10_000, 10
 DEFAULT_STEPS = 300
+BETAS, LR_FLOOR = (0.9, 0.95), 0.1  # AdamW betas; the cosine schedule ends at LR_FLOOR x lr
+TRAIN_OPTIONS = ("batch_size", "block_size", "lr", "weight_decay", "warmup")  # evaluate's **train_kw
 GPT_DEFAULTS = {"vocab_size": VOCAB_SIZE, "dim": 128, "depth": 4, "heads": 4, "block_size": 128, "mlp_ratio": 4.0}
 BASELINES = {
     "gpt-ln-relu": {"norm": "layernorm", "act": "relu"},
@@ -158,7 +162,7 @@ def train(model: nn.Module, data: Data | None = None, steps: int | None = DEFAUL
           budget_s: float | None = None, weight_decay: float = 0.1, warmup: float = 0.1) -> dict[str, float]:
     """Train ``model`` in place on random training windows with AdamW; return loss and timing figures.
 
-    Schedule: linear warm-up over ``warmup`` of the steps, then cosine decay to 10% of ``lr``.
+    Schedule: linear warm-up over ``warmup`` of the steps, then cosine decay to ``LR_FLOOR`` x ``lr``.
     Weight decay follows ``model.optim_groups(weight_decay)`` when the model has it (the GPT
     decays matrices and embeddings only), else applies to every parameter.
 
@@ -171,14 +175,14 @@ def train(model: nn.Module, data: Data | None = None, steps: int | None = DEFAUL
     t = _block(model, block_size)
     g = torch.Generator().manual_seed(seed)
     groups = model.optim_groups(weight_decay) if hasattr(model, "optim_groups") else model.parameters()
-    opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95), weight_decay=weight_decay)
+    opt = torch.optim.AdamW(groups, lr=lr, betas=BETAS, weight_decay=weight_decay)
     total = steps or 10_000
     n_warm = max(1, int(warmup * total))
 
     def factor(i: int) -> float:
         if i < n_warm:
             return (i + 1) / n_warm
-        return 0.1 + 0.45 * (1 + math.cos(math.pi * min(1.0, (i - n_warm) / max(1, total - n_warm))))
+        return LR_FLOOR + (1 - LR_FLOOR) / 2 * (1 + math.cos(math.pi * min(1.0, (i - n_warm) / max(1, total - n_warm))))
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
     model.train()
@@ -293,6 +297,7 @@ def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | No
     when it has one) and trained with the same steps, seed, batches and ``train_kw``.
     """
     t0 = time.perf_counter()
+    settings = describe(steps=steps, budget_s=budget_s, **train_kw)  # raises on an unknown option
     data = _data(data)
     prov = getattr(model, "zoo", None)
     if train_model is None:
@@ -302,7 +307,7 @@ def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | No
     if baselines is None:
         baselines = list(getattr(model, "reference_baselines", ["gpt-ln-gelu"]))
     size = dict(getattr(model, "arch", {}))  # the GPT's dim, depth, heads, block_size, mlp_ratio
-    metrics: dict[str, float] = {"params": float(sum(p.numel() for p in model.parameters()))}
+    metrics: dict[str, float] = {"params": float(count_params(model))}
     if train_model:
         torch.manual_seed(seed)
         metrics.update(train(model, data, steps=steps, budget_s=budget_s, seed=seed, progress=f"train {NAME}",
@@ -311,11 +316,54 @@ def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | No
     results = {}
     for name in baselines:
         base = build_baseline(name, seed=seed, **size)
-        m = {"params": float(sum(p.numel() for p in base.parameters()))}
+        m = {"params": float(count_params(base))}
         m.update(train(base, data, steps=steps, budget_s=budget_s, seed=seed, progress=f"train {name}", **train_kw))
         m.update(_metrics(base, data))
         results[name] = m
     return Result(task=NAME, metrics=metrics, baselines=results, n=int(len(data[1])),
                   seconds=time.perf_counter() - t0,
-                  config={"steps": steps, "budget_s": budget_s, "seed": seed, "trained": train_model, **size,
-                          **train_kw, **corpus_info(), "train_chars": len(data[0]), "val_chars": len(data[1])})
+                  config={"seed": seed, "trained": train_model, **size, **{k: settings[k] for k in _TRAINING},
+                          "block_size": _block(model, train_kw.get("block_size")), **corpus_info(),
+                          "train_chars": len(data[0]), "val_chars": len(data[1])})
+
+
+_TRAINING = ("steps", "budget_s", "batch_size", "lr", "weight_decay", "warmup")
+
+
+def _defaults(fn: Any, names: Sequence[str]) -> dict[str, Any]:
+    return {k: p.default for k, p in inspect.signature(fn).parameters.items() if k in names}
+
+
+def describe(*, steps: int | None = None, budget_s: float | None = None, **train_kw: Any) -> dict[str, Any]:
+    """The protocol's settings as ``evaluate`` runs them with these options (``train``'s defaults otherwise).
+
+    >>> d = describe(batch_size=4)
+    >>> d["optimizer"], d["batch_size"], d["steps"], d["lr"]
+    ('AdamW', 4, 300, 0.003)
+    """
+    defaults = _defaults(train, TRAIN_OPTIONS)
+    unknown = set(train_kw) - set(defaults)
+    if unknown:
+        raise ValueError(f"{NAME}: unknown option(s) {sorted(unknown)}; training options: {', '.join(TRAIN_OPTIONS)}")
+    kw = {**defaults, **train_kw}
+    if steps is None and budget_s is None:
+        steps = DEFAULT_STEPS
+    val_windows = _defaults(val_loss, ["max_windows"])["max_windows"]
+    sparsity_windows = _defaults(activation_sparsity, ["max_windows"])["max_windows"]
+    return {"corpus": f"{len(CORPUS_FILES)} CPython stdlib source files (CORPUS_FILES) joined with newlines",
+            **corpus_info(),
+            "split": f"{CHUNK}-character chunks, every {VAL_EVERY}th held out for validation",
+            "reference_gpt": dict(GPT_DEFAULTS),
+            "baselines": list(BASELINES),
+            "baseline_size": "the model's arch (dim, depth, heads, block_size, mlp_ratio); same steps, seed and batches",
+            "optimizer": "AdamW", "betas": list(BETAS), "lr": kw["lr"], "weight_decay": kw["weight_decay"],
+            "decayed": "model.optim_groups(weight_decay) where the model has it (the GPT: matrices and embeddings), "
+                       "else every parameter",
+            "schedule": f"linear warm-up over {kw['warmup']:g} of the steps, then cosine decay to {LR_FLOOR:g} x lr",
+            "warmup": kw["warmup"], "steps": steps, "budget_s": budget_s, "batch_size": kw["batch_size"],
+            "block_size": kw["block_size"] if kw["block_size"] is not None else "the model's block_size",
+            "batches": "random training windows of block_size + 1 characters from a generator seeded with seed",
+            "metrics": {"val_bpc": f"bits/char on the first {val_windows} non-overlapping validation windows",
+                        "act_sparsity": f"exactly-zero MLP hidden activations (act_sparsity_l<i> per layer) on "
+                                        f"{sparsity_windows} validation windows",
+                        "seconds_per_step": "wall seconds per training step"}}

@@ -11,6 +11,7 @@ TASKS = [
         evaluate="zoo_task_digits.task:evaluate",
         example_input="zoo_task_digits.task:example_input",
         check_output="zoo_task_digits.task:check_output",
+        describe="zoo_task_digits.task:describe",
         baselines=("mlp-ln-relu", "cnn-ln-relu", "vit-ln-gelu"),
         description="scikit-learn digits, fixed stratified 75/25 split, AdamW under a step/time budget; accuracy",
     ),

@@ -12,6 +12,7 @@ TASKS = [
         evaluate="zoo_task_graph_embed.task:evaluate",
         example_input="zoo_task_graph_embed.task:example_input",
         check_output="zoo_task_graph_embed.task:check_output",
+        describe="zoo_task_graph_embed.task:describe",
         baselines=("common_neighbours", "jaccard", "adamic_adar", "preferential_attachment", "spectral"),
         description="node embeddings of networkx's bundled real graphs (link prediction: seeded 50% edge "
                     "split keeping the graph connected, Hadamard + logistic regression ROC-AUC) and of "

@@ -13,17 +13,21 @@ for models with ``distance`` and "link" otherwise):
   edge features are the Hadamard product of the endpoints' embeddings, a logistic regression is
   trained on residual edges vs train negatives, and ``auc`` is its ROC-AUC on held-out edges vs test
   negatives (``auc_inner``: the plain inner product). Baselines: common neighbours, Jaccard,
-  Adamic-Adar, preferential attachment (scores on the residual graph) and a spectral embedding
-  (eigenvectors of the normalized Laplacian, same features and classifier) of the model's
-  dimension, at most N // 4: on these small graphs the higher eigenvectors are noise.
+  Adamic-Adar, preferential attachment (scores on the residual graph: :func:`heuristic_auc`) and a
+  spectral embedding (``build_baseline("spectral")``: eigenvectors of the normalized Laplacian, same
+  features and classifier) of the model's dimension, at most N // 4: on these small graphs the
+  higher eigenvectors are noise.
 * **reconstruction** (Poincaré embeddings, Nickel & Kiela 2017, §4.1): the transitive closure of a
   hierarchy (:func:`load_hierarchy`); the model is fit on every closure pair (u, v); each v is ranked
   by d(u, v) among all v' with (u, v') not in the closure (u itself excluded): ``mean_rank`` and
   ``map``. Baseline: the spectral embedding of the undirected closure at the same dimension.
+
+:func:`describe` lists these settings as :func:`evaluate` runs them.
 """
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import os
 import time
@@ -42,7 +46,11 @@ log = logging.getLogger(__name__)
 NAME = "graph_embed"
 GRAPHS = ("karate", "les_miserables", "florentine", "davis")
 HIERARCHIES = ("mammal", "synthetic")
-LINK_BASELINES = ("common_neighbours", "jaccard", "adamic_adar", "preferential_attachment", "spectral")
+PROTOCOLS = ("link", "reconstruction")
+HEURISTICS = ("common_neighbours", "jaccard", "adamic_adar", "preferential_attachment")
+LINK_BASELINES = (*HEURISTICS, "spectral")
+LINK_SPECTRAL_CAP = 4  # link protocol: the spectral baseline gets at most N // 4 eigenvectors
+CLASSIFIER_MAX_ITER = 2000  # link_auc's logistic regression
 WORDNET_PACKAGE = "wordnet-base"  # Debian: apt-get install -y --no-install-recommends wordnet-base
 # The authors' mammal filter (poincare-embeddings wordnet/mammals_filter.txt) is applied with
 # pandas str.match, i.e. anchored at the start of "id1 id2": only its two "^" entries ever match.
@@ -258,7 +266,7 @@ def link_auc(emb: Any, pos: np.ndarray, neg: np.ndarray, *, train_pos: np.ndarra
         return float(roc_auc_score(y, (x[pairs[:, 0]] * x[pairs[:, 1]]).sum(1)))
     op = EDGE_OPERATORS[operator]
     tr = np.concatenate([train_pos, train_neg])
-    clf = LogisticRegression(max_iter=2000).fit(op(x[tr[:, 0]], x[tr[:, 1]]),
+    clf = LogisticRegression(max_iter=CLASSIFIER_MAX_ITER).fit(op(x[tr[:, 0]], x[tr[:, 1]]),
                                                  np.r_[np.ones(len(train_pos)), np.zeros(len(train_neg))])
     return float(roc_auc_score(y, clf.decision_function(op(x[pairs[:, 0]], x[pairs[:, 1]]))))
 
@@ -280,6 +288,24 @@ def heuristic_scores(train_edges: np.ndarray, pairs: np.ndarray, num_nodes: int)
             "adamic_adar": aa, "preferential_attachment": deg[u] * deg[v]}
 
 
+def heuristic_auc(split: LinkSplit, names: tuple[str, ...] | list[str] = HEURISTICS) -> dict[str, float]:
+    """ROC-AUC of the heuristics ``names`` on ``split``: held-out edges vs test negatives, scored on its residual graph.
+
+    >>> s = link_split(load_graph("karate")[0], 0.5, seed=0)
+    >>> sorted(heuristic_auc(s, ["jaccard", "adamic_adar"]))
+    ['adamic_adar', 'jaccard']
+    """
+    from sklearn.metrics import roc_auc_score
+
+    unknown = set(names) - set(HEURISTICS)
+    if unknown:
+        raise ValueError(f"{NAME}: unknown heuristic(s) {sorted(unknown)}; choose from {', '.join(HEURISTICS)}")
+    pairs = np.concatenate([split.test_pos, split.test_neg])
+    y = np.r_[np.ones(len(split.test_pos)), np.zeros(len(split.test_neg))]
+    scores = heuristic_scores(split.train_pos, pairs, split.num_nodes)
+    return {name: float(roc_auc_score(y, scores[name])) for name in names}
+
+
 def spectral_embedding(edges: np.ndarray, num_nodes: int, dim: int) -> np.ndarray:
     """Laplacian eigenmaps: the ``dim`` eigenvectors of the normalized Laplacian after the trivial one."""
     from scipy.sparse import csr_matrix
@@ -292,6 +318,68 @@ def spectral_embedding(edges: np.ndarray, num_nodes: int, dim: int) -> np.ndarra
     _, vecs = np.linalg.eigh(lap)
     k = max(1, min(dim, num_nodes - 1))
     return vecs[:, 1:1 + k]
+
+
+class SpectralEmbedding(nn.Module):
+    """The ``spectral`` baseline as a model of this task: Laplacian eigenmaps of the graph it is fit on.
+
+    ``fit`` computes :func:`spectral_embedding` (no training: ``epochs``, ``budget_s`` and ``seed`` are
+    accepted and unused, the eigenvectors are deterministic). The table is a float64 buffer, as the
+    eigensolver returns it, so the baseline has no trainable parameters (``count_params`` 0); it has
+    no ``distance`` and is ranked by Euclidean distance.
+    """
+
+    def __init__(self, num_nodes: int, dim: int):
+        super().__init__()
+        self.num_nodes = num_nodes
+        self.dim = max(1, min(dim, num_nodes - 1))  # the trivial eigenvector is dropped
+        self.register_buffer("table", torch.zeros(num_nodes, self.dim, dtype=torch.float64))
+
+    def forward(self, node_ids: torch.Tensor) -> torch.Tensor:
+        return self.table[node_ids]
+
+    def fit(self, graph: GraphData, *, epochs: int | None = None, seed: int = 0,
+            budget_s: float | None = None) -> dict[str, float]:
+        if graph.num_nodes != self.num_nodes:
+            raise ValueError(f"{NAME}: spectral baseline has {self.num_nodes} nodes, the graph {graph.num_nodes}")
+        self.table.copy_(torch.as_tensor(spectral_embedding(graph.edges, graph.num_nodes, self.dim)))
+        return {}
+
+    def embeddings(self) -> torch.Tensor:
+        return self.table
+
+
+def build_baseline(name: str, *, params: int | None = None, data: GraphData | None = None, seed: int = 0,
+                   num_nodes: int | None = None, dim: int = 128) -> SpectralEmbedding:
+    """The task's model baseline ``"spectral"`` with ``dim`` eigenvectors, fit on ``data`` when it is given.
+
+    Sized by ``data.num_nodes`` (else ``num_nodes``); ``params`` is unused (the task compares
+    embeddings at equal dimension, and the eigenvector table has no trainable parameters), so is
+    ``seed`` (eigenvectors are deterministic). ``evaluate`` builds its spectral rows here.
+
+    The four link heuristics (``HEURISTICS``) are not models: they score node pairs from the residual
+    graph of a split, with no embedding, ``fit`` or forward to build, so asking for one raises
+    ``ValueError`` pointing to :func:`heuristic_auc`, which scores them on a ``LinkSplit`` (and
+    ``evaluate`` reports them in ``Result.baselines``). A pair-scoring object was the alternative;
+    it would have had to fake the model contract for the one number ``heuristic_auc`` returns.
+
+    >>> s = build_baseline("spectral", data=GraphData(load_graph("karate")[0], 34, ()), dim=4)
+    >>> tuple(s.embeddings().shape)
+    (34, 4)
+    """
+    if name in HEURISTICS:
+        raise ValueError(f"{NAME}: {name!r} is a link heuristic that scores node pairs, not a model; score it "
+                         f"with heuristic_auc(link_split(...), [{name!r}]) (evaluate reports it in Result.baselines)")
+    if name != "spectral":
+        raise ValueError(f"unknown {NAME} baseline {name!r}; the model baseline is 'spectral' "
+                         f"(link heuristics, scored by heuristic_auc: {', '.join(HEURISTICS)})")
+    n = data.num_nodes if data is not None else num_nodes
+    if n is None:
+        raise ValueError(f"{NAME}: build_baseline('spectral') needs data=GraphData(...) or num_nodes=")
+    model = SpectralEmbedding(n, dim)
+    if data is not None:
+        model.fit(data, seed=seed)
+    return model
 
 
 def reconstruction(emb_or_distance_fn: Any, edges: np.ndarray, *, num_nodes: int | None = None,
@@ -381,25 +469,23 @@ def _fit(model: nn.Module, data: GraphData, train_model: bool, seed: int, fit_kw
 
 def _link(model: nn.Module, graph: str, test_frac: float, seed: int, baselines: list[str], train_model: bool,
           fit_kw: dict, rebuild: Callable[..., nn.Module] | None) -> tuple[nn.Module, dict, dict, dict, int]:
-    from sklearn.metrics import roc_auc_score
-
     edges, n, names = load_graph(graph)
     split = link_split(edges, test_frac, seed, num_nodes=n)
     model = _sized(model, n, rebuild)
-    fig = _fit(model, GraphData(split.train_pos, n, tuple(names), False, graph), train_model, seed, fit_kw)
+    residual = GraphData(split.train_pos, n, tuple(names), False, graph)
+    fig = _fit(model, residual, train_model, seed, fit_kw)
     emb = model.embeddings()
     train = {"train_pos": split.train_pos, "train_neg": split.train_neg}
     metrics = {**fig, "auc": link_auc(emb, split.test_pos, split.test_neg, **train),
                "auc_inner": link_auc(emb, split.test_pos, split.test_neg)}
-    pairs = np.concatenate([split.test_pos, split.test_neg])
-    y = np.r_[np.ones(len(split.test_pos)), np.zeros(len(split.test_neg))]
-    base = {name: {"auc": float(roc_auc_score(y, score))}
-            for name, score in heuristic_scores(split.train_pos, pairs, n).items() if name in baselines}
+    base = {k: {"auc": v} for k, v in heuristic_auc(split, [h for h in HEURISTICS if h in baselines]).items()}
     if "spectral" in baselines:
-        s = spectral_embedding(split.train_pos, n, min(int(emb.shape[1]), max(2, n // 4)))
+        dim = min(int(emb.shape[1]), max(2, n // LINK_SPECTRAL_CAP))
+        s = build_baseline("spectral", data=residual, seed=seed, dim=dim).embeddings()
         base["spectral"] = {"auc": link_auc(s, split.test_pos, split.test_neg, **train),
                             "auc_inner": link_auc(s, split.test_pos, split.test_neg)}
-    return model, metrics, base, {"graph": graph, "test_frac": test_frac, "test_edges": len(split.test_pos)}, len(pairs)
+    config = {"graph": graph, "test_frac": test_frac, "test_edges": len(split.test_pos)}
+    return model, metrics, base, config, len(split.test_pos) + len(split.test_neg)
 
 
 def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | None = None, seed: int = 0,
@@ -431,16 +517,60 @@ def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | No
         model, metrics, base, config, count = _link(model, graph, test_frac, seed, baselines, train_model, fit_kw, rebuild)
     elif protocol == "reconstruction":
         edges, n, names = load_hierarchy(hierarchy)
+        closure = GraphData(edges, n, tuple(names), True, hierarchy)
         model = _sized(model, n, rebuild)
-        fig = _fit(model, GraphData(edges, n, tuple(names), True, hierarchy), train_model, seed, fit_kw)
+        fig = _fit(model, closure, train_model, seed, fit_kw)
         dist = getattr(model, "distance", None)
         metrics = {**fig, **reconstruction(dist if dist is not None else model.embeddings(), edges, num_nodes=n)}
         base = {}
         if "spectral" in baselines:
-            base["spectral"] = reconstruction(spectral_embedding(edges, n, int(model.embeddings().shape[1])), edges)
+            spectral = build_baseline("spectral", data=closure, seed=seed, dim=int(model.embeddings().shape[1]))
+            base["spectral"] = reconstruction(spectral.embeddings(), edges)
         config, count = {"hierarchy": hierarchy, "num_nodes": n, "pairs": len(edges)}, len(edges)
     else:
-        raise ValueError(f"{NAME}: protocol must be 'link' or 'reconstruction', got {protocol!r}")
+        raise ValueError(f"{NAME}: protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     return Result(task=NAME, metrics=metrics, baselines=base, n=count, seconds=time.perf_counter() - t0,
                   config={"protocol": protocol, "seed": seed, "trained": train_model, **config,
                           **{k: v for k, v in fit_kw.items() if isinstance(v, (int, float, str))}})
+
+
+def describe(*, protocol: str | None = None, **options: Any) -> dict[str, Any]:
+    """The settings of ``protocol`` as :func:`evaluate` runs them with ``options`` (``graph``, ``hierarchy``,
+    ``test_frac``; ``evaluate``'s defaults otherwise); both protocols when ``protocol`` is None, since a
+    model picks its own.
+
+    >>> d = describe(protocol="link", graph="karate")
+    >>> d["graph"], d["test_frac"], d["baselines"][-1]
+    ('karate', 0.5, 'spectral')
+    """
+    defaults = {k: p.default for k, p in inspect.signature(evaluate).parameters.items()
+                if k in ("graph", "hierarchy", "test_frac")}
+    unknown = set(options) - set(defaults)
+    if unknown:
+        raise ValueError(f"{NAME}: unknown option(s) {sorted(unknown)} for describe; choose from {', '.join(defaults)}")
+    opt = {**defaults, **options}
+    operator = inspect.signature(link_auc).parameters["operator"].default
+    tree = {k: p.default for k, p in inspect.signature(load_hierarchy).parameters.items() if k in ("branching", "depth")}
+    synthetic = f"synthetic balanced tree (branching {tree['branching']}, depth {tree['depth']})"
+    source = synthetic if opt["hierarchy"] == "synthetic" or wordnet_dir() is None else (
+        f"WordNet 3.0 mammal closure (Debian {WORDNET_PACKAGE} at {wordnet_dir()})")
+    link = {"graph": opt["graph"], "graphs": list(GRAPHS), "test_frac": opt["test_frac"],
+            "split": "seeded: held-out edges drawn outside a random spanning tree (the residual graph stays "
+                     "connected); as many non-adjacent pairs as negatives, train and test negatives disjoint",
+            "edge_features": operator, "classifier": f"logistic regression (max_iter {CLASSIFIER_MAX_ITER})",
+            "metrics": {"auc": "ROC-AUC of the classifier, held-out edges vs test negatives",
+                        "auc_inner": "ROC-AUC of the inner product of the two embeddings"},
+            "baselines": list(LINK_BASELINES),
+            "spectral_dim": f"the model's dimension, at most max(2, num_nodes // {LINK_SPECTRAL_CAP})"}
+    recon = {"hierarchy": opt["hierarchy"], "source": source,
+             "metrics": {"mean_rank": "rank of each closure pair among the non-closure pairs of its source",
+                         "map": "mean average precision of each source's closure pairs"},
+             "baselines": ["spectral"], "spectral_dim": "the model's dimension"}
+    common = {"fit": "model.fit(GraphData, epochs=steps, seed=seed) unless the model is pretrained",
+              "steps": "epochs of model.fit (the model's own default when not given)"}
+    if protocol is None:
+        return {"protocol": "the model's graph_protocol, else reconstruction for models with distance(), else link",
+                "link": link, "reconstruction": recon, **common}
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"{NAME}: protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    return {"protocol": protocol, **(link if protocol == "link" else recon), **common}
