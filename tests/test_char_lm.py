@@ -3,10 +3,10 @@ import math
 
 import pytest
 import torch
+from zoo_task_char_lm import task as char_lm
 
 import zoo
 from zoo_nn.gpt import GPT, capture_hidden, hidden_hooks
-from zoo_task_char_lm import task as char_lm
 
 TINY = dict(dim=32, depth=2, heads=2, block_size=32, mlp_ratio=4.0)
 
@@ -106,3 +106,31 @@ def test_contract_helpers():
     assert spec.evaluate == "zoo_task_char_lm.task:evaluate" and "gpt-rms-swiglu" in spec.baselines
     with pytest.raises(ValueError, match="gpt-ln-gelu"):
         char_lm.build_baseline("gpt-ln-gelux")
+
+
+def test_describe_is_what_evaluate_and_train_use(small, monkeypatch):
+    seen, batches = {}, []
+
+    class SpyAdamW(torch.optim.AdamW):
+        def __init__(self, params, **kw):
+            seen.update(kw)
+            super().__init__(params, **kw)
+
+    monkeypatch.setattr(torch.optim, "AdamW", SpyAdamW)
+    torch.manual_seed(0)
+    m = char_lm.reference_gpt(**TINY)
+    m.register_forward_pre_hook(lambda mod, args: batches.append(tuple(args[0].shape)))
+    r = zoo.evaluate(m, task="char_lm", steps=2, baselines=[], data=small)
+    d = char_lm.describe(steps=2)
+    assert seen == {"lr": d["lr"], "betas": tuple(d["betas"]), "weight_decay": d["weight_decay"]}
+    assert batches[0] == (d["batch_size"], TINY["block_size"]) and r.metrics["steps"] == d["steps"] == 2
+    assert {k: r.config[k] for k in ("steps", "batch_size", "lr", "weight_decay", "warmup")} == \
+        {k: d[k] for k in ("steps", "batch_size", "lr", "weight_decay", "warmup")}
+    assert r.config["corpus_sha256"] == d["corpus_sha256"] and d["baselines"] == list(char_lm.BASELINES)
+    assert {"val_bpc", "act_sparsity", "seconds_per_step"} == set(d["metrics"]) and set(d["metrics"]) <= set(r.metrics)
+    default = char_lm.describe()
+    assert default["steps"] == char_lm.DEFAULT_STEPS and default["reference_gpt"] == char_lm.GPT_DEFAULTS
+    other = char_lm.describe(budget_s=5.0, batch_size=4, lr=1e-2)
+    assert (other["steps"], other["budget_s"], other["batch_size"], other["lr"]) == (None, 5.0, 4, 1e-2)
+    with pytest.raises(ValueError, match="batch_size"):
+        char_lm.describe(batchsize=4)

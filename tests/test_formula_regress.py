@@ -4,10 +4,10 @@ import math
 import numpy as np
 import pytest
 import torch
+from zoo_task_formula_regress import task as F
 
 import zoo
 from zoo_nn.kan import KAN, BSplineKANLayer, RBFKANLayer, bspline_basis, kan_param_count, uniform_grid
-from zoo_task_formula_regress import task as F
 
 # ---------------------------------------------------------------- B-spline KAN layer
 
@@ -216,3 +216,51 @@ def test_pretrained_model_is_scored_as_is_on_its_width():
 def test_task_is_registered():
     spec = zoo.registry.task("formula_regress")
     assert spec.baselines == ("mlp", "kan") and spec.evaluate == "zoo_task_formula_regress.task:evaluate"
+
+
+def test_describe_is_what_evaluate_runs(monkeypatch):
+    """describe() reports the settings train() really uses: Adam, its lr, full batch, the steps, the data sizes."""
+    import inspect
+
+    used, passes = {}, []
+
+    class Adam(torch.optim.Adam):
+        def __init__(self, params, lr):
+            used.update(optimizer="Adam", lr=lr)
+            super().__init__(params, lr=lr)
+
+    def batch(module, args):
+        if module.training:
+            used.setdefault("batch_size", "full batch" if len(args[0]) == F.N_TRAIN else len(args[0]))
+            passes.append(1)
+
+    monkeypatch.setattr(torch.optim, "Adam", Adam)
+    r = F.evaluate(F.formula_mlp(2, 6), formula="xy", steps=3, baselines=[],
+                   rebuild=lambda in_features: _hooked(F.formula_mlp(in_features, 6), batch))
+    d = F.describe(formula="xy", steps=3)
+    assert {k: d[k] for k in used} == used and len(passes) == d["steps"] == 3
+    assert {k: r.config[k] for k in d} == d and r.n == d["n_test"] == len(F.make_data("xy").y_test)
+    assert d["n_train"] == len(F.make_data("xy").y_train)
+    defaults = {k: p.default for k, p in inspect.signature(F.train).parameters.items()}
+    assert F.describe()["steps"] == defaults["steps"] and F.describe()["lr"] == defaults["lr"]
+    assert F.describe()["torch_threads"] == defaults["num_threads"]
+    assert F.describe()["formulas"] == list(F.FORMULAS)
+    assert zoo.registry.task("formula_regress").describe == "zoo_task_formula_regress.task:describe"
+
+
+def _hooked(model, hook):
+    model.register_forward_pre_hook(hook)
+    return model
+
+
+def test_fit_formulas_gives_evaluates_numbers_one_row_at_a_time():
+    """A claim's rows (fit_formulas) are evaluate's columns: the same seeds give the same errors and sizes."""
+    build = lambda d: F.formula_mlp(d, 6)  # noqa: E731
+    r = F.evaluate(build(2), formula=["xy", "bessel_j0"], steps=5, seed=1, rebuild=lambda in_features: build(in_features))
+    model = F.fit_formulas(build, ["xy", "bessel_j0"], steps=5, seed=1)
+    assert model["rel_rmse:xy"] == r.metrics["rel_rmse:xy"] and model["rel_rmse_gmean"] == r.metrics["rel_rmse_gmean"]
+    kan = F.fit_formulas(build, ["xy", "bessel_j0"], baseline="kan", steps=5, seed=1)
+    assert kan["rel_rmse:bessel_j0"] == r.baselines["kan"]["rel_rmse:bessel_j0"] != model["rel_rmse:bessel_j0"]
+    assert kan["params:xy"] == r.baselines["kan"]["params:xy"]
+    with pytest.raises(ValueError, match="params="):
+        F.build_baseline("mlp", in_features=2)

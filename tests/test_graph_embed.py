@@ -6,8 +6,9 @@ import torch
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from sklearn.metrics import average_precision_score
+from zoo_task_graph_embed import data, task
 
-from zoo_task_graph_embed import task
+from zoo.task import count_params
 
 
 @pytest.mark.parametrize("name,n,e", [("karate", 34, 78), ("les_miserables", 77, 254), ("florentine", 15, 20),
@@ -35,8 +36,8 @@ def test_mammal_closure_matches_the_authors_counts():
 
 
 def test_missing_wordnet_falls_back_to_the_synthetic_tree(monkeypatch, caplog):
-    monkeypatch.setattr(task, "wordnet_dir", lambda: None)
-    with caplog.at_level(logging.WARNING, logger="zoo_task_graph_embed.task"):
+    monkeypatch.setattr(data, "wordnet_dir", lambda: None)
+    with caplog.at_level(logging.WARNING, logger="zoo_task_graph_embed.data"):
         edges, n, _ = task.load_hierarchy("mammal", branching=2, depth=3)
     assert n == 15 and "wordnet-base" in caplog.text
 
@@ -142,7 +143,7 @@ def test_evaluate_link_protocol_scores_model_and_baselines():
 
 
 def test_evaluate_reconstruction_protocol(monkeypatch):
-    monkeypatch.setattr(task, "load_hierarchy", lambda name: task._tree_closure(3, 3))
+    monkeypatch.setattr(task, "load_hierarchy", lambda name: data.load_hierarchy("synthetic", branching=3, depth=3))
     model = _Table(num_nodes=40, dim=3)
     model.graph_protocol = "reconstruction"
     r = task.evaluate(model, hierarchy="synthetic", baselines=["spectral"])
@@ -175,3 +176,80 @@ def test_contract_checks():
     from zoo import registry
 
     assert registry.task("graph_embed").evaluate == "zoo_task_graph_embed.task:evaluate"
+
+
+def test_build_baseline_spectral_is_a_model_and_heuristics_are_refused():
+    edges, n, names = task.load_graph("karate")
+    graph = task.GraphData(edges, n, tuple(names))
+    s = task.build_baseline("spectral", data=graph, dim=4)
+    assert isinstance(s, torch.nn.Module) and count_params(s) == 0  # eigenvectors, nothing trained
+    np.testing.assert_allclose(s.embeddings().numpy(), task.spectral_embedding(edges, n, 4))
+    task.check_output(s, s(task.example_input()))  # the task's forward contract
+    unfit = task.build_baseline("spectral", num_nodes=n, dim=4, seed=3)
+    assert not unfit.embeddings().any()
+    unfit.fit(graph, seed=7)
+    assert torch.equal(unfit.embeddings(), s.embeddings())
+    assert task.build_baseline("spectral", num_nodes=5, dim=10).embeddings().shape == (5, 4)  # at most N - 1
+    with pytest.raises(ValueError, match="heuristic_auc"):
+        task.build_baseline("adamic_adar")
+    with pytest.raises(ValueError, match="'spectral'"):
+        task.build_baseline("laplacian")
+    with pytest.raises(ValueError, match="num_nodes="):
+        task.build_baseline("spectral")
+
+
+def test_evaluate_scores_its_baselines_through_build_baseline_and_heuristic_auc():
+    edges, n, _ = task.load_graph("karate")
+    r = task.evaluate(task.build_baseline("spectral", num_nodes=n, dim=8), graph="karate", seed=2)
+    # the model is the spectral baseline at the dimension evaluate gives its own (min(8, 34 // 4) = 8)
+    assert r.metrics["auc"] == r.baselines["spectral"]["auc"] and r.metrics["auc_inner"] == r.baselines["spectral"]["auc_inner"]
+    split = task.link_split(edges, 0.5, seed=2, num_nodes=n)
+    assert {k: v["auc"] for k, v in r.baselines.items() if k in task.HEURISTICS} == task.heuristic_auc(split)
+    assert task.heuristic_auc(split, ["jaccard"]) == {"jaccard": r.baselines["jaccard"]["auc"]}
+    assert task.link_baselines(split, dim=8, seed=2) == r.baselines  # the rows a claim can run on their own
+    capped = task.link_baselines(split, ["spectral"], dim=64)["spectral"]  # at most 34 // 4 = 8 eigenvectors
+    assert capped == r.baselines["spectral"]
+    assert len({v["auc"] for v in r.baselines.values()}) == len(r.baselines)  # five different scores
+    with pytest.raises(ValueError, match="spectral"):
+        task.heuristic_auc(split, ["spectral"])
+    with pytest.raises(ValueError, match="adamic_adar"):
+        task.link_baselines(split, ["adamic-adar"], dim=8)
+
+
+def test_describe_matches_what_evaluate_runs():
+    both = task.describe()
+    assert both["link"] == {k: v for k, v in task.describe(protocol="link").items() if k in both["link"]}
+    link = task.describe(protocol="link")
+    r = task.evaluate(_Table(num_nodes=77, dim=4), seed=1)  # evaluate's defaults
+    assert r.config["protocol"] == link["protocol"] and r.config["graph"] == link["graph"] == "les_miserables"
+    assert r.config["test_frac"] == link["test_frac"] and list(r.baselines) == link["baselines"]
+    assert set(link["metrics"]) <= set(r.metrics)
+    # the stated split, features and classifier give the model's reported AUC
+    edges, n, names = task.load_graph(link["graph"])
+    split = task.link_split(edges, link["test_frac"], seed=1, num_nodes=n)
+    assert r.config["test_edges"] == len(split.test_pos) == round(link["test_frac"] * len(edges))
+    emb = task.spectral_embedding(split.train_pos, n, 4).astype(np.float32)  # as the stand-in stores it
+    auc = task.link_auc(emb, split.test_pos, split.test_neg, train_pos=split.train_pos, train_neg=split.train_neg,
+                        operator=link["edge_features"])
+    assert r.metrics["auc"] == pytest.approx(auc, abs=1e-6)
+    other = task.describe(protocol="link", graph="karate", test_frac=0.3)
+    r = task.evaluate(_Table(), graph="karate", test_frac=0.3, baselines=["jaccard"])
+    assert (r.config["graph"], r.config["test_frac"]) == (other["graph"], other["test_frac"]) == ("karate", 0.3)
+    recon = task.describe(protocol="reconstruction", hierarchy="synthetic")
+    assert recon["baselines"] == ["spectral"] and recon["source"].startswith("synthetic")
+    with pytest.raises(ValueError, match="graphs"):
+        task.describe(graphs="karate")
+    with pytest.raises(ValueError, match="protocol"):
+        task.describe(protocol="classify")
+
+
+def test_evaluate_on_given_data_equals_the_named_graph_or_hierarchy():
+    edges, n, names = task.load_graph("karate")
+    named = task.evaluate(_Table(), graph="karate", seed=4)
+    given = task.evaluate(_Table(), graph="davis", seed=4, data=task.GraphData(edges, n, tuple(names), False, "karate"))
+    assert given.metrics == named.metrics and given.baselines == named.baselines and given.config == named.config
+    edges, n, names = task.load_hierarchy("synthetic", branching=3, depth=3)
+    model = _Table(num_nodes=n, dim=3)
+    r = task.evaluate(model, protocol="reconstruction", data=task.GraphData(edges, n, tuple(names), True, "tree"))
+    assert r.config["hierarchy"] == "tree" and r.n == len(edges) and r.metrics["map"] == pytest.approx(
+        task.reconstruction(model.embeddings(), edges)["map"])

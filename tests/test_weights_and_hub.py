@@ -131,8 +131,28 @@ def test_config_args_checked_against_builder(tmp_path):
     cfg = json.loads((folder / "config.json").read_text())
     cfg["model_args"] = {"__class__": 1}
     (folder / "config.json").write_text(json.dumps(cfg))
-    with pytest.raises(TypeError, match="unknown argument"):
+    with pytest.raises(zoo.errors.UnknownArgument, match=r"unknown argument\(s\) \['__class__'\] in local-dir:"):
         zoo.create(f"local-dir:{folder}")
+    cfg["model_args"] = {"hidden": "16"}  # a string where the builder's annotation says int
+    (folder / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(zoo.errors.UnknownArgument, match=r"argument hidden='16' in local-dir:.* must be int, got str"):
+        zoo.create(f"local-dir:{folder}")
+
+
+@pytest.mark.parametrize("revision, pinned", [("a" * 40, True), ("a" * 40 + "\n", False), ("A" * 40, False),
+                                              ("main", False), ("a" * 39, False)])
+def test_only_a_full_commit_id_pins(revision, pinned):
+    from zoo.ids import is_commit
+
+    assert is_commit(revision) is pinned
+    files = {"model.safetensors": "0" * 64} if pinned else {}
+    assert zoo.WeightsSpec(repo="org/name", revision=revision, files=files).pinned is pinned
+
+
+@pytest.mark.parametrize("name", ["net\n", "Net", "_net", "net.tag", "net/x", ""])
+def test_model_names_are_checked_whole(name):
+    with pytest.raises(ValueError, match="must be lowercase"):
+        zoo.ModelSpec(name=name, builder="zoo_x.model:build")
 
 
 # ---- through the local hub ----------------------------------------------------------------

@@ -26,7 +26,8 @@ _LAZY = {
     "ZooError": "zoo.errors", "ModelNotFound": "zoo.errors", "PluginNotInstalled": "zoo.errors",
     "PluginBroken": "zoo.errors", "PluginCollision": "zoo.errors", "WeightsNotFound": "zoo.errors",
     "WeightsCorrupt": "zoo.errors", "UnsafeConfig": "zoo.errors", "TaskNotFound": "zoo.errors",
-    "WeightsMismatch": "zoo.weights", "DownloadFailed": "zoo.weights",
+    "WeightsMismatch": "zoo.errors", "DownloadFailed": "zoo.errors", "UnknownArgument": "zoo.errors",
+    "NotAZooModel": "zoo.errors", "ClaimNotFound": "zoo.errors",
     # model creation and the Hub (torch, when called)
     "create": "zoo.factory", "save_pretrained": "zoo.factory", "push_to_hub": "zoo.factory",
     "Provenance": "zoo.factory", "evaluate": "zoo.evaluation",
@@ -55,8 +56,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # static imports for IDEs and type checkers
-    from .errors import (ModelNotFound, PluginBroken, PluginCollision, PluginNotInstalled, TaskNotFound,  # noqa: F401
-                         UnsafeConfig, WeightsCorrupt, WeightsNotFound, ZooError)
+    from .errors import (ClaimNotFound, DownloadFailed, ModelNotFound, NotAZooModel, PluginBroken,  # noqa: F401
+                         PluginCollision, PluginNotInstalled, TaskNotFound, UnknownArgument, UnsafeConfig,
+                         WeightsCorrupt, WeightsMismatch, WeightsNotFound, ZooError)
     from .evaluation import evaluate  # noqa: F401
     from .factory import Provenance, create, push_to_hub, save_pretrained  # noqa: F401
     from .hookspecs import hookimpl  # noqa: F401
@@ -65,4 +67,3 @@ if TYPE_CHECKING:  # static imports for IDEs and type checkers
     from .claims import Check, Claim, ClaimResult, Row, reproduce  # noqa: F401
     from .task import Result  # noqa: F401
     from .training import train  # noqa: F401
-    from .weights import DownloadFailed, WeightsMismatch  # noqa: F401

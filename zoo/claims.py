@@ -138,6 +138,7 @@ class Claim:
     quick_budget_s: float | None = None
     threads: int | None = 1
     settings: Mapping[str, Any] = field(default_factory=dict)
+    task_options: Mapping[str, Any] = field(default_factory=dict)  # passed to the task's describe()
     notes: str = ""  # what the verdict rests on, in words (the margin's reason, what is reported only)
 
     def __post_init__(self) -> None:
@@ -256,8 +257,8 @@ def decide(check: Check, per_seed: Mapping[str, Mapping[str, Sequence[float]]]) 
     mean, std, lo, hi = interval95(vals)
     verdict = "reproduced" if lo >= threshold else "not reproduced" if hi < threshold else "inconclusive"
     sign = 1.0 if (check.higher or check.baseline is not None) else -1.0  # report the metric itself, not -metric
-    ci = sorted([sign * lo, sign * hi])
-    return {"check": check.statement(), "mean": sign * mean, "std": std, "ci95": ci, "n": len(vals),
+    ci = sorted([sign * lo + 0.0, sign * hi + 0.0])
+    return {"check": check.statement(), "mean": sign * mean + 0.0, "std": std, "ci95": ci, "n": len(vals),
             "margin": check.margin, "verdict": verdict}
 
 
@@ -269,8 +270,8 @@ def combine(verdicts: Iterable[str]) -> str:
     return "not reproduced" if "not reproduced" in vs else "inconclusive"
 
 
-def task_settings(task: str | None) -> dict[str, Any]:
-    """The task's protocol settings from its ``describe()`` (empty without a task or a describe)."""
+def task_settings(task: str | None, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The task's protocol settings from its ``describe(**options)`` (empty without a task or a describe)."""
     if task is None:
         return {}
     from . import registry
@@ -278,7 +279,7 @@ def task_settings(task: str | None) -> dict[str, Any]:
     spec = registry.task(task)
     if spec.describe is None:
         return {"task": task}
-    return {"task": task, **resolve(spec.describe)()}
+    return {"task": task, **resolve(spec.describe)(**dict(options or {}))}
 
 
 def run_claim(claim: Claim, *, quick: bool = False, seeds: Sequence[int] | None = None,
@@ -315,7 +316,7 @@ def run_claim(claim: Claim, *, quick: bool = False, seeds: Sequence[int] | None 
             raise ValueError(f"row {label!r} returned metrics {sorted(uneven)} on some seeds only")
     rows = {label: {m: summarise(v) for m, v in metrics.items()} for label, metrics in per_seed.items()}
     checks = [decide(c, per_seed) for c in claim.checks]
-    settings = {**task_settings(claim.task), **dict(claim.settings), "steps": steps, "budget_s": budget,
+    settings = {**task_settings(claim.task, claim.task_options), **dict(claim.settings), "steps": steps, "budget_s": budget,
                 "torch_threads": claim.threads,
                 "row_args": {r.label: {**r.args, **(r.quick_args if quick else {})} for r in claim.rows},
                 "row_seconds": {k: {"wall": w, "cpu": c} for k, (w, c) in timing.items()}}

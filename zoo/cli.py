@@ -10,7 +10,6 @@ import json
 import logging
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -181,22 +180,9 @@ def cmd_convert(a: argparse.Namespace) -> int:
 
 
 def cmd_hub_serve(a: argparse.Namespace) -> int:
-    from .hubserver import LocalHub
+    from .hubserver import serve  # the one implementation, shared with `python -m zoo.hubserver`
 
-    tokens = [a.token] if a.token else None
-    hub = LocalHub(root=a.root, host=a.host, port=a.port, tokens=tokens)
-    hub.start()
-    print(f"zoo hub serving {Path(a.root).resolve()} on {hub.url}  (export HF_ENDPOINT={hub.url})", flush=True)
-    try:
-        import time
-
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        hub.stop()
-    return 0
+    return serve(a)
 
 
 def cmd_registry(a: argparse.Namespace) -> int:
@@ -295,11 +281,10 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("hub", help="the local Hugging Face-compatible hub")
     hs = s.add_subparsers(dest="hub_command", required=True)
-    h = hs.add_parser("serve", help="serve a hub persisted in --root")
-    h.add_argument("--root", required=True)
-    h.add_argument("--host", default="127.0.0.1")
-    h.add_argument("--port", type=int, default=8089)
-    h.add_argument("--token", help="write token (default: ZOO_HUB_TOKENS)")
+    from .hubserver import add_arguments as add_hub_arguments  # options only: the server loads when it runs
+
+    h = hs.add_parser("serve", help="serve a hub persisted in --root (same options as python -m zoo.hubserver)")
+    add_hub_arguments(h)
     h.set_defaults(fn=cmd_hub_serve)
 
     s = sub.add_parser("registry", help="build or check registry.yaml")
@@ -319,14 +304,9 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except ZooError as exc:
+    except ZooError as exc:  # zoo's own errors say what to fix: one line; anything else keeps its traceback
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
-    except TypeError as exc:  # bad builder arguments name the valid ones
-        if "unknown argument" in str(exc):
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        raise
 
 
 if __name__ == "__main__":

@@ -1,67 +1,250 @@
 """A cache of what installed plugins registered, so listing 1,000 plugins imports none of them.
 
 Safe to cache: the specs a regular (non-editable) installation registers cannot change without its
-dist-info folder being rewritten, so each entry is keyed by the entry point, the dist-info path and
-its mtime. Editable installs are never cached (their code changes in place), nor are broken plugins.
-The file is JSON (tuples tagged as such): nothing in it is ever executed.
+dist-info folder being rewritten, so each plugin's entry is keyed by its entry point, the dist-info
+path and that folder's mtime. Editable installs are never cached (their code changes in place), nor
+are broken plugins. Both files record which core wrote them (zoo's version and the mtimes of the
+modules that decide their content): another core never reads them.
+
+Two files per environment, Python version and zoo installation, in zoo's cache folder:
+
+* the *specs* file (JSON, tuples tagged as such): every cached plugin's specs, read only when a caller
+  needs specs (``load()``);
+* the *index*: for every dist-info (and egg-info) folder on ``sys.path``, its mtime, its normalized
+  distribution name and its ``zoo`` entry points, each with the names its plugin registers. ``scan()``
+  walks ``sys.path`` as ``importlib.metadata.entry_points()`` does and reads a folder's
+  ``entry_points.txt`` only when the index does not know the folder at its current mtime, so ``zoo list``
+  costs one ``listdir`` per ``sys.path`` entry and one ``stat`` per installed distribution, without
+  importing importlib.metadata (that import, with the email package it needs, costs more than all
+  the rest of ``zoo list``). The index is written with ``marshal``, which every interpreter has loaded
+  already (importing ``json`` would cost a tenth of ``zoo list``): it builds built-in types only (no
+  class is looked up, nothing is called), and a value of the wrong shape sends discovery to the slow path.
+
+Where an environment holds something only importlib.metadata handles exactly (a zip or an egg on
+``sys.path``, another finder that provides distributions, an egg-info declaring zoo plugins, two
+metadata folders of one distribution in one folder), ``scan()`` returns None and discovery takes the
+slow path, which checks the scan against importlib.metadata before it writes an index.
 """
 from __future__ import annotations
 
-import dataclasses
-import json
-import logging
+import marshal
 import os
 import sys
-from pathlib import Path
-from types import MappingProxyType
-from typing import Any
 
-from .specs import ClaimSpec, ModelSpec, Paper, TaskSpec, WeightsSpec
+TYPE_CHECKING = False  # `zoo list` imports this module: no typing import at run time
+if TYPE_CHECKING:
+    from typing import Any
 
-log = logging.getLogger(__name__)
-
-_TYPES = {c.__name__: c for c in (Paper, WeightsSpec, ModelSpec, TaskSpec, ClaimSpec)}
-FORMAT = 1
+FORMAT = 3
+_CORE_FILES = ("specs.py", "discovery.py", "discovery_cache.py")  # what decides how cached specs are read
 
 
-def cache_file() -> Path:
-    from .weights import cache_dir
+def cache_dir() -> str:
+    """zoo's cache folder, as ``zoo.weights.cache_dir`` gives it (not imported: it pulls hashlib and tempfile)."""
+    return os.environ.get("ZOO_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "zoo")
 
-    import hashlib
 
-    env = hashlib.sha1(sys.prefix.encode()).hexdigest()[:12]  # one cache per environment
-    return cache_dir() / f"plugins-py{sys.version_info[0]}{sys.version_info[1]}-{env}.json"
+def _env_id() -> str:
+    # one cache per environment and per copy of zoo in it (a source checkout next to the installed core would
+    # otherwise overwrite each other's cache on every run); FNV-1a, so as not to import hashlib for it
+    h = 0xCBF29CE484222325
+    for byte in f"{sys.prefix}\0{os.path.dirname(os.path.abspath(__file__))}".encode("utf-8", "surrogateescape"):
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"[:12]
+
+
+def cache_file(kind: str = "specs") -> str:
+    """The cache file (``"specs"`` or ``"index"``) of this environment, Python version and zoo installation."""
+    name = f"plugins-py{sys.version_info[0]}{sys.version_info[1]}-{_env_id()}"
+    return os.path.join(cache_dir(), f"{name}.json" if kind == "specs" else f"{name}-{kind}.marshal")
+
+
+def core_stamp() -> list:
+    """Which core writes and reads the cache: zoo's version and the mtimes of the modules that decide its content."""
+    from . import __version__
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    stamp: list = [__version__]
+    for name in _CORE_FILES:
+        try:
+            stamp.append(os.stat(os.path.join(here, name)).st_mtime_ns)
+        except OSError:
+            stamp.append(None)
+    return stamp
+
+
+def key(name: str, value: str, dist_path: str, mtime_ns: int | None = None) -> tuple | None:
+    """The cache key of one entry point: (name, value, absolute dist-info path, its mtime); None if it is gone."""
+    path = os.path.abspath(dist_path)
+    if mtime_ns is None:
+        try:
+            mtime_ns = os.stat(path).st_mtime_ns
+        except OSError:
+            return None
+    return (name, value, path, mtime_ns)
 
 
 def fingerprint(ep) -> tuple | None:
-    """(entry point, dist-info path, mtime) for a regular install; None when it must not be cached."""
+    """``key()`` of an ``importlib.metadata`` entry point of a regular install; None when it must not be cached."""
     path = getattr(ep.dist, "_path", None)
     if path is None:
         return None
-    path = Path(path)
+    path = str(path)
+    import json
+
     try:
-        direct = path / "direct_url.json"
-        if direct.exists() and json.loads(direct.read_text()).get("dir_info", {}).get("editable"):
-            return None
-        return (ep.name, ep.value, str(path), path.stat().st_mtime_ns)
-    except (OSError, ValueError):
+        with open(os.path.join(path, "direct_url.json"), encoding="utf-8") as f:
+            if json.load(f).get("dir_info", {}).get("editable"):
+                return None
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, AttributeError):
         return None
+    return key(ep.name, ep.value, path)
+
+
+def name_version(dist_path: str) -> tuple[str | None, str | None]:
+    """Distribution name and version from a ``NAME-VERSION.dist-info`` folder name, without parsing METADATA."""
+    base = os.path.basename(os.path.normpath(str(dist_path)))
+    if base.endswith(".dist-info"):
+        name, sep, version = base[: -len(".dist-info")].partition("-")
+        if sep:
+            return name.replace("_", "-").replace(".", "-").lower(), version
+    return None, None
 
 
 def dist_name_version(ep) -> tuple[str | None, str | None]:
-    """Distribution name and version from the dist-info folder name, without parsing METADATA."""
+    """Distribution name and version of an ``importlib.metadata`` entry point (from the folder name when it can)."""
     path = getattr(ep.dist, "_path", None)
-    if path is not None and str(path).endswith(".dist-info"):
-        stem = Path(path).name[: -len(".dist-info")]
-        name, sep, version = stem.partition("-")
-        if sep:
-            return name.replace("_", "-").replace(".", "-").lower(), version
+    if path is not None:
+        name, version = name_version(str(path))
+        if name is not None:
+            return name, version
     if ep.dist is None:
         return None, None
     return ep.dist.name, ep.dist.version
 
 
+def _normalize(stem: str) -> str:
+    """importlib.metadata's key for a metadata folder (lowercased, runs of - _ . as one _), without re."""
+    name = stem.lower().rpartition(".")[0].partition("-")[0].replace("-", "_").replace(".", "_")
+    while "__" in name:
+        name = name.replace("__", "_")
+    return name
+
+
+def _entry_points(path: str, group: str) -> list[list[str]] | None:
+    """[name, value] of ``group`` in a metadata folder's entry_points.txt, parsed as importlib.metadata parses it.
+
+    None for a line importlib.metadata would reject (no ``=``), so that the slow path reports it.
+    """
+    try:
+        with open(os.path.join(path, "entry_points.txt"), "rb") as f:
+            data = f.read()
+    except OSError:
+        return []
+    if f"[{group}]".encode() not in data:
+        return []
+    out = []
+    section = None
+    for line in data.decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line.strip("[]")
+            continue
+        if section == group:
+            name, sep, value = line.partition("=")
+            if not sep:
+                return None
+            out.append([name.strip(), value.strip()])
+    return out
+
+
+def _plain_finders() -> bool:
+    """True when importlib.metadata would ask only the standard path finder for distributions."""
+    path_finder = sys.modules["_frozen_importlib_external"].PathFinder
+    return all(f is path_finder or getattr(f, "find_distributions", None) is None for f in sys.meta_path)
+
+
+def scan(group: str, index: dict) -> tuple[list[tuple], dict] | None:
+    """The entry points of ``group`` as ``importlib.metadata.entry_points(group=...)`` finds them, and a new index.
+
+    Returns ``(found, folders)``: ``found`` lists ``(name, value, absolute dist-info path, its mtime, summary)``
+    in importlib.metadata's order (``sys.path`` in order, the first distribution of a name wins; ``summary``
+    is what the index says the plugin registers, or None), and ``folders`` is the index content for what was
+    seen. ``index`` is the last index written (``load_index()``): a folder it knows at the same mtime is not
+    read again. None when the environment needs importlib.metadata itself (see the module docstring).
+    """
+    if not _plain_finders():
+        return None
+    seen: set[str] = set()
+    found: list[tuple] = []
+    folders: dict[str, dict] = {}
+    for root in sys.path:
+        if not isinstance(root, str) or os.path.basename(root).lower().endswith(".egg"):
+            return None
+        try:
+            children = os.listdir(root or ".")
+        except FileNotFoundError:
+            continue
+        except NotADirectoryError:
+            return None  # a zip on sys.path may hold dist-info folders
+        except OSError:
+            continue  # unreadable: importlib.metadata finds nothing there either
+        absroot = os.path.abspath(root)
+        known = index.get(absroot) or {}
+        records: dict[str, list] = {}
+        here: set[str] = set()
+        for child in children:
+            low = child.lower()
+            is_dist_info = low.endswith(".dist-info")
+            if not is_dist_info and not low.endswith(".egg-info"):
+                continue
+            path = absroot + os.sep + child
+            try:
+                mtime = os.stat(path).st_mtime_ns
+            except OSError:
+                continue
+            record = known.get(child)
+            if record is None or record[0] != mtime:
+                eps = _entry_points(path, group)
+                if eps is None:
+                    return None
+                record = [mtime, _normalize(child), [[name, value, None] for name, value in eps]]
+            records[child] = record
+            dist = record[1]
+            if dist in here:
+                return None  # two of one distribution in one folder: which wins is importlib.metadata's to say
+            here.add(dist)
+            if not record[2] or dist in seen:
+                continue  # no plugin here, or shadowed by the same distribution earlier on sys.path
+            if not is_dist_info:
+                return None  # an egg-info's name and version come from its PKG-INFO
+            found.extend((name, value, path, mtime, summary) for name, value, summary in record[2])
+        seen |= here
+        folders[absroot] = records
+    return found, folders
+
+
+def summary(raw: dict) -> list | None:
+    """What the index keeps of one plugin's cached specs: ``[[model, task, [tags]], ...], [task, ...]``."""
+    try:
+        models = [[s["name"], s.get("task"), list(s.get("weights") or ())] for s in raw["zoo_models"]]
+        tasks = [s["name"] for s in raw["zoo_tasks"]]
+        if not isinstance(raw["zoo_claims"], list):
+            return None
+    except (TypeError, KeyError, AttributeError):
+        return None
+    return [models, tasks]
+
+
 def _encode(obj: Any) -> Any:
+    import dataclasses
+    from types import MappingProxyType
+
     if dataclasses.is_dataclass(obj):
         return {"__spec__": type(obj).__name__,
                 **{f.name: _encode(getattr(obj, f.name)) for f in dataclasses.fields(obj)}}
@@ -78,38 +261,67 @@ def _encode(obj: Any) -> Any:
     raise TypeError(f"{type(obj).__name__} is not cacheable")
 
 
-def _decode(obj: Any) -> Any:
+def _decode(obj: Any, types: dict) -> Any:
     if isinstance(obj, dict):
         if "__tuple__" in obj:
-            return tuple(_decode(v) for v in obj["__tuple__"])
+            return tuple(_decode(v, types) for v in obj["__tuple__"])
         if "__spec__" in obj:
-            kind = _TYPES[obj["__spec__"]]
-            return kind(**{k: _decode(v) for k, v in obj.items() if k != "__spec__"})
-        return {k: _decode(v) for k, v in obj.items()}
+            kind = types[obj["__spec__"]]
+            return kind(**{k: _decode(v, types) for k, v in obj.items() if k != "__spec__"})
+        return {k: _decode(v, types) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_decode(v) for v in obj]
+        return [_decode(v, types) for v in obj]
     return obj
 
 
-def load() -> dict[tuple, dict[str, list]]:
+def _read(kind: str) -> dict | None:
     try:
-        data = json.loads(cache_file().read_text(encoding="utf-8"))
-        if data.get("format") != FORMAT:
-            return {}
-        return {tuple(k): v for k, v in data["entries"]}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        with open(cache_file(kind), "rb") as f:
+            raw = f.read()
+        if kind == "index":
+            data = marshal.loads(raw)
+        else:
+            import json  # here, not at the top: listing from the index never needs it
+
+            data = json.loads(raw)
+        if data.get("format") == FORMAT and data.get("core") == core_stamp():
+            return data
+    except (OSError, ValueError, TypeError, EOFError, AttributeError):
+        pass
+    return None
+
+
+def load() -> dict[tuple, dict[str, list]]:
+    """The cached specs by key; empty when the file is missing, damaged, or written by another core."""
+    data = _read("specs")
+    try:
+        return {tuple(k): v for k, v in data["entries"]} if data else {}
+    except (KeyError, TypeError, ValueError):
         return {}
 
 
+def load_index() -> dict[str, dict[str, list]]:
+    """The index: absolute ``sys.path`` folder -> metadata folder name -> [mtime, distribution key, entry points]."""
+    data = _read("index")
+    folders = data.get("folders") if data else None
+    return folders if isinstance(folders, dict) else {}  # the rest is checked where it is used (see discovery)
+
+
 def decode_entry(raw: dict[str, list]) -> dict[str, list] | None:
+    """One plugin's specs from their JSON form, or None when they do not decode."""
+    from .specs import ClaimSpec, ModelSpec, Paper, TaskSpec, WeightsSpec
+
+    types = {c.__name__: c for c in (Paper, WeightsSpec, ModelSpec, TaskSpec, ClaimSpec)}
     try:
-        return {hook: [_decode(s) for s in items] for hook, items in raw.items()}
-    except (TypeError, ValueError, KeyError):
+        return {hook: [_decode(s, types) for s in items] for hook, items in raw.items()}
+    except (TypeError, ValueError, KeyError, AttributeError):
         return None
 
 
 def encode_entry(found: dict[str, list]) -> dict | None:
     """The JSON form of one plugin's specs, or None when they hold values JSON cannot carry."""
+    import json
+
     try:
         encoded = {hook: [_encode(s) for s in items] for hook, items in found.items()}
         json.dumps(encoded, allow_nan=False)
@@ -118,14 +330,36 @@ def encode_entry(found: dict[str, list]) -> dict | None:
     return encoded
 
 
-def save(entries: dict[tuple, dict]) -> None:
-    """Write the (already encoded) entries atomically."""
-    path = cache_file()
+def _write(kind: str, content: dict) -> None:
+    import json
+
+    from .fileio import atomic_write_bytes
+
+    path = cache_file(kind)
+    data = {"format": FORMAT, "core": core_stamp(), **content}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"format": FORMAT, "entries": [[list(k), v] for k, v in entries.items()]}),
-                       encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_write_bytes(path, marshal.dumps(data) if kind == "index" else json.dumps(data).encode("utf-8"))
     except OSError as exc:  # a read-only cache dir only costs speed
-        log.debug("cannot write plugin cache %s: %s", path, exc)
+        import logging
+
+        logging.getLogger(__name__).debug("cannot write plugin cache %s: %s", path, exc)
+
+
+def save(entries: dict[tuple, dict]) -> None:
+    """Write the (already encoded) specs atomically."""
+    _write("specs", {"entries": [[list(k), v] for k, v in entries.items()]})
+
+
+def save_index(folders: dict[str, dict[str, list]]) -> None:
+    """Write the index (``index_content()``) atomically, after the specs it refers to."""
+    _write("index", {"folders": folders})
+
+
+def index_content(folders: dict[str, dict[str, list]], entries: dict[tuple, dict]) -> dict[str, dict[str, list]]:
+    """``scan()``'s folders with each plugin's summary taken from ``entries`` (the specs saved with it)."""
+    for absroot, records in folders.items():
+        for child, (mtime, _dist, eps) in records.items():
+            for ep in eps:
+                raw = entries.get((ep[0], ep[1], absroot + os.sep + child, mtime))
+                ep[2] = None if raw is None else summary(raw)
+    return folders

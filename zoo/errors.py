@@ -12,10 +12,15 @@ __all__ = [
     "PluginNotInstalled",
     "PluginBroken",
     "PluginCollision",
+    "UnknownArgument",
+    "NotAZooModel",
     "WeightsNotFound",
     "WeightsCorrupt",
+    "WeightsMismatch",
+    "DownloadFailed",
     "UnsafeConfig",
     "TaskNotFound",
+    "ClaimNotFound",
 ]
 
 
@@ -42,12 +47,31 @@ class PluginCollision(PluginBroken):
     """Two plugins register the same model or task name; the message names both distributions."""
 
 
+class UnknownArgument(ZooError, TypeError):
+    """A builder argument the model does not take, or a value of the wrong type for one it takes.
+
+    The message names the argument and its value, and lists the valid names or the expected type.
+    """
+
+
+class NotAZooModel(ZooError, TypeError):
+    """A module not created by ``zoo.create``: zoo does not know its name and arguments, so cannot save it."""
+
+
 class WeightsNotFound(ZooError, FileNotFoundError):
     """No pretrained weights for this name, or they are not reachable (offline with nothing cached)."""
 
 
 class WeightsCorrupt(ZooError, ValueError):
     """A weight file does not match its sha256, or is not a readable safetensors file."""
+
+
+class WeightsMismatch(ZooError, RuntimeError):
+    """The weights do not fit the architecture: the message lists missing and unexpected keys, or shapes."""
+
+
+class DownloadFailed(ZooError, OSError):
+    """A transfer from the Hub broke off (connection cut, server error, full disk); retrying resumes it."""
 
 
 class UnsafeConfig(ZooError, ValueError):
@@ -59,3 +83,7 @@ class TaskNotFound(ZooError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class ClaimNotFound(ZooError, LookupError):
+    """The plugin registers no claim for ``zoo reproduce``, or no installed plugin has that id."""

@@ -2,17 +2,22 @@
 from __future__ import annotations
 
 import importlib
-from collections import Counter
 import inspect
 import logging
+import numbers
 import os
+import sys
 import tempfile
+import types
+import typing
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from . import hubformat, registry, weights
-from .errors import ModelNotFound, PluginNotInstalled, UnsafeConfig, WeightsNotFound
+from .errors import NotAZooModel, PluginNotInstalled, UnknownArgument, UnsafeConfig, WeightsNotFound
 from .specs import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -57,13 +62,99 @@ def resolve_target(target: str):
 
 
 def _check_kwargs(spec: ModelSpec, builder, kwargs: dict[str, Any], where: str) -> None:
+    """Raise ``UnknownArgument`` for a name the builder does not take, or a plain value of the wrong type."""
     params = inspect.signature(builder).parameters
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return
     valid = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     unknown = sorted(set(kwargs) - set(valid))
-    if unknown:
-        raise TypeError(f"{spec.name}: unknown argument(s) {unknown} {where}; valid arguments: {', '.join(valid)}")
+    if unknown and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        raise UnknownArgument(f"{spec.name}: unknown argument(s) {unknown} {where}; valid arguments: {', '.join(valid)}")
+    namespace = None
+    for name in set(kwargs) & set(valid):
+        value, param = kwargs[name], params[name]
+        if value is not None and not isinstance(value, (bool, numbers.Real, str)):
+            continue  # objects, lists, callables: the builder's own business
+        if namespace is None:
+            namespace = _namespace(builder)
+        expected = _expected(param, namespace)
+        if expected is not None and not _fits(value, param.default, *expected):
+            raise UnknownArgument(f"{spec.name}: argument {name}={value!r} {where} must be {_describe(*expected)}, "
+                                  f"got {type(value).__name__}")
+
+
+# Builder arguments are checked only against annotations made of these (and Literal values): a command-line
+# `--set depth=two` then fails naming `depth` and `int`, instead of deep inside torch.
+_PLAIN = {bool: "bool", int: "int", float: "float", str: "str", type(None): "None"}
+
+
+def _namespace(builder) -> dict[str, Any]:
+    """The globals a builder's string annotations (``from __future__ import annotations``) refer to."""
+    fn = builder.__init__ if isinstance(builder, type) else builder
+    found = getattr(inspect.unwrap(fn), "__globals__", None)
+    if found is None:
+        module = sys.modules.get(getattr(builder, "__module__", None) or "")
+        found = vars(module) if module is not None else {}
+    return found
+
+
+def _expected(param: inspect.Parameter, namespace: dict[str, Any]) -> tuple[set[type], tuple] | None:
+    """(plain types, literal values) a parameter accepts, or None when that cannot be told simply.
+
+    Without an annotation, a number or bool default means a string is wrong (what ``--set key=word`` gives).
+    """
+    ann = param.annotation
+    if ann is param.empty:
+        default = param.default
+        if isinstance(default, (bool, numbers.Real)):
+            return ({bool, int} if isinstance(default, bool) else {int, float}), ()
+        return None
+    if isinstance(ann, str):
+        try:
+            ann = eval(ann, namespace)  # noqa: S307 - the plugin's own annotation, in its own module
+        except Exception:  # noqa: BLE001 - e.g. a name imported only for type checkers: no check
+            return None
+    return _plain(ann)
+
+
+def _plain(ann: Any) -> tuple[set[type], tuple] | None:
+    if ann is None:
+        return {type(None)}, ()
+    if ann in _PLAIN:
+        return {ann}, ()
+    origin = typing.get_origin(ann)
+    if origin is typing.Literal:
+        return set(), typing.get_args(ann)
+    if origin in (typing.Union, types.UnionType):
+        kinds: set[type] = set()
+        values: tuple = ()
+        for arg in typing.get_args(ann):
+            part = _plain(arg)
+            if part is None:
+                return None
+            kinds |= part[0]
+            values += part[1]
+        return kinds, values
+    return None
+
+
+def _fits(value: Any, default: Any, kinds: set[type], values: tuple) -> bool:
+    if any(type(value) is type(v) and value == v for v in values):
+        return True
+    if value is None:
+        return type(None) in kinds or default is None  # `x: int = None` means "int or None"
+    if isinstance(value, bool):  # a bool is an int (PEP 484), but 1 is not a bool
+        return bool(kinds & {bool, int, float})
+    if isinstance(value, numbers.Integral):
+        return bool(kinds & {int, float})
+    if isinstance(value, numbers.Real):
+        return float in kinds
+    return str in kinds
+
+
+def _describe(kinds: set[type], values: tuple) -> str:
+    names = [_PLAIN[k] for k in (bool, int, float, str, type(None)) if k in kinds]
+    if values:
+        names.append("one of " + ", ".join(repr(v) for v in values))
+    return " or ".join(names)
 
 
 def _build(spec: ModelSpec, plugin_id: str, args: dict[str, Any], overrides: dict[str, Any], where: str):
@@ -114,7 +205,9 @@ def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, *
         **overrides: builder arguments, checked against the builder's signature.
 
     Raises:
-        ModelNotFound, PluginNotInstalled, PluginBroken, WeightsNotFound, WeightsCorrupt.
+        ModelNotFound, PluginNotInstalled, PluginBroken: the name does not lead to an installed, working model.
+        UnknownArgument: an override the builder does not take, or a plain value of the wrong type.
+        WeightsNotFound, WeightsCorrupt, WeightsMismatch, DownloadFailed: the weights cannot be had or used.
 
     >>> import zoo
     >>> model = zoo.create("derf_vit", depth=2)  # doctest: +SKIP
@@ -210,7 +303,7 @@ def _create_from_dir(directory: Path, pretrained: bool, overrides: dict[str, Any
 def _provenance(model) -> Provenance:
     prov = getattr(model, "zoo", None)
     if not isinstance(prov, Provenance):
-        raise ModelNotFound("this model was not created by zoo.create(), so zoo does not know its name and "
+        raise NotAZooModel("this model was not created by zoo.create(), so zoo does not know its name and "
                             "arguments; create it with zoo.create(NAME, **args) and load your state_dict into it")
     return prov
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UnsafeConfig, WeightsNotFound
+from .ids import is_name, is_sha256
 from .weights import sha256_file
 
 log = logging.getLogger(__name__)
@@ -27,8 +28,7 @@ CARD_NAME = "README.md"
 MAX_CONFIG_BYTES = 1 << 20
 _ALLOWED_KEYS = {"zoo_format_version", "plugin", "model", "model_args", "task", "preprocessing", "weights",
                  "metrics", "tag", "paper"}
-_REQUIREMENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(\s*(==|>=|<=|~=|!=|>|<)\s*[0-9][0-9A-Za-z.\-+*]*)?$")
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
+_REQUIREMENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]*(\s*(==|>=|<=|~=|!=|>|<)\s*[0-9][0-9A-Za-z.\-+*]*)?")
 
 
 def to_json_args(args: dict[str, Any]) -> dict[str, Any]:
@@ -96,21 +96,18 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
             f"registered by an installed plugin by name; it can never name a builder, module or function."
         )
     model = cfg.get("model")
-    if not isinstance(model, str) or not _NAME_RE.match(model):
+    if not is_name(model):
         raise UnsafeConfig(f"{path}: 'model' must be a registered model name, got {model!r}")
     plugin = cfg.get("plugin")
     if not isinstance(plugin, dict) or not isinstance(plugin.get("distribution"), str):
         raise UnsafeConfig(f"{path}: 'plugin' must be an object with a 'distribution'")
     req = plugin.get("requirement", plugin["distribution"])
-    if not isinstance(req, str) or not _REQUIREMENT_RE.match(req):
+    if not isinstance(req, str) or not _REQUIREMENT_RE.fullmatch(req):
         raise UnsafeConfig(f"{path}: plugin requirement {req!r} is not a plain 'name>=version'")
     if not isinstance(cfg.get("model_args", {}), dict):
         raise UnsafeConfig(f"{path}: 'model_args' must be an object")
     weights = cfg.get("weights", {})
-    if not isinstance(weights, dict) or not all(
-        isinstance(v, dict) and isinstance(v.get("sha256"), str) and re.fullmatch(r"[0-9a-f]{64}", v["sha256"])
-        for v in weights.values()
-    ):
+    if not isinstance(weights, dict) or not all(isinstance(v, dict) and is_sha256(v.get("sha256")) for v in weights.values()):
         raise UnsafeConfig(f"{path}: 'weights' must map file names to {{'sha256': hex digest}}")
     for name in weights:
         if not isinstance(name, str) or "/" in name or "\\" in name or name.startswith(".") or "\0" in name:

@@ -5,24 +5,42 @@ Nothing here imports torch or a plugin's model code; only the plugins' ``plugin.
 """
 from __future__ import annotations
 
-import difflib
-import fnmatch
 import functools
 import re
-from pathlib import Path
-from typing import Any
 
-from .errors import ModelNotFound, PluginBroken, PluginNotInstalled, TaskNotFound
 from .discovery import Catalog, discover
-from .specs import ClaimSpec, ModelSpec, PluginStatus, TaskSpec
+from .errors import ModelNotFound, PluginBroken, PluginNotInstalled, TaskNotFound
+
+TYPE_CHECKING = False  # `zoo list` imports this module: no typing, pathlib or spec classes at run time
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from .specs import ClaimSpec, ModelSpec, PluginStatus, TaskSpec
 
 __all__ = ["catalog", "reload", "list_models", "lookup", "info", "plugins", "task", "claim", "parse_model_name"]
 
 _catalog: Catalog | None = None
 
-# Source prefixes as timm spells them; two or more letters so that "C:\\x" is never a prefix.
-_PREFIX_RE = re.compile(r"^(?P<prefix>[a-z][a-z0-9-]+):(?P<rest>.+)$")
-_HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*/[A-Za-z0-9][\w.\-]*$")
+# Source prefixes as timm spells them; two or more letters so that "C:\\x" is never a prefix. Patterns, not
+# compiled at import: re compiles (and caches) them on first use, which `zoo list` never reaches.
+_PREFIX_RE = r"^(?P<prefix>[a-z][a-z0-9-]+):(?P<rest>.+)$"
+_HUB_ID_RE = r"^[A-Za-z0-9][\w.\-]*/[A-Za-z0-9][\w.\-]*$"
+
+
+class _LazyModule:
+    """A module imported on its first attribute access: difflib only words error messages."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(self._name), attr)
+
+
+difflib = _LazyModule("difflib")
 
 
 def catalog() -> Catalog:
@@ -56,12 +74,12 @@ def parse_model_name(name: str) -> tuple[str, str, str | None]:
     """
     if not isinstance(name, str) or not name.strip():
         raise ModelNotFound(f"model name must be a non-empty string, got {name!r}")
-    m = _PREFIX_RE.match(name)
+    m = re.match(_PREFIX_RE, name)
     if m:
         prefix, rest = m["prefix"], m["rest"]
         if prefix == "hf-hub":
             repo, _, revision = rest.partition("@")
-            if not _HUB_ID_RE.match(repo):
+            if not re.match(_HUB_ID_RE, repo):
                 raise ModelNotFound(f"{name!r}: expected hf-hub:org/name[@revision]")
             return "hf-hub", repo, revision or None
         if prefix == "local-dir":
@@ -95,6 +113,8 @@ def _known_papers() -> dict[str, dict]:
 
 def registry_path() -> Path | None:
     """registry.yaml: shipped inside the package, or at the root of a source checkout."""
+    from pathlib import Path
+
     here = Path(__file__).resolve().parent
     for candidate in (here / "registry.yaml", here.parent / "registry.yaml"):
         if candidate.is_file():
@@ -151,14 +171,16 @@ def list_models(pattern: str | None = None, pretrained: bool = False, task: str 
     >>> zoo.list_models("mrl*", pretrained=True)  # doctest: +SKIP
     ['mrl_digits_cnn.digits']
     """
+    if pattern is not None:
+        from fnmatch import fnmatchcase
     out = []
-    for name, (spec, plugin_id) in catalog().models.items():
-        if task is not None and spec.task != task:
+    for name, (plugin_id, model_task, tags) in catalog().model_index().items():
+        if task is not None and model_task != task:
             continue
         if plugin is not None and plugin_id != plugin:
             continue
-        names = [f"{name}.{t}" for t in spec.weights] if pretrained else [name]
-        out.extend(n for n in names if pattern is None or fnmatch.fnmatchcase(n, pattern))
+        names = [f"{name}.{t}" for t in tags] if pretrained else [name]
+        out.extend(n for n in names if pattern is None or fnmatchcase(n, pattern))
     return sorted(out)
 
 
@@ -205,13 +227,31 @@ def task(name: str) -> TaskSpec:
 
 
 def claim(plugin_id: str) -> ClaimSpec:
-    """The claim a plugin measures with ``zoo reproduce``."""
+    """The claim a plugin measures with ``zoo reproduce``.
+
+    Raises:
+        ClaimNotFound: no plugin has this id, or it registers no claim (the message suggests ids that have one).
+        PluginNotInstalled, PluginBroken: the plugin exists but is not installed, disabled or broken.
+    """
+    from .errors import ClaimNotFound
+
     found = catalog().claims.get(plugin_id)
-    if found is None:
-        status = catalog().statuses.get(plugin_id)
-        if status is None:
-            raise _not_found(plugin_id, plugin_id)
-        if status.state != "ok":
-            raise PluginBroken(f"plugin {plugin_id} is {status.state}: {status.error}")
-        raise ModelNotFound(f"plugin {plugin_id} registers no claim to reproduce")
-    return found
+    if found is not None:
+        return found
+    status = catalog().statuses.get(plugin_id)
+    if status is None:
+        error = _not_found(plugin_id, plugin_id)
+        if not isinstance(error, ModelNotFound):  # catalogued but not installed, or broken: say so
+            raise error
+        close = difflib.get_close_matches(plugin_id, list(catalog().claims), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "; `zoo plugins` lists the installed ones"
+        paper = _known_papers().get(plugin_id)
+        if paper is not None:
+            raise ClaimNotFound(f"paper {plugin_id!r} has no plugin yet (status {paper.get('status')}), "
+                                f"so there is no claim to reproduce{hint}")
+        raise ClaimNotFound(f"no installed plugin is called {plugin_id!r}{hint}")
+    if status.state == "disabled":
+        raise PluginNotInstalled(f"plugin {plugin_id} is disabled by ZOO_PLUGINS/ZOO_DISABLE_PLUGINS")
+    if status.state != "ok":
+        raise PluginBroken(f"plugin {plugin_id} is {status.state}: {status.error}")
+    raise ClaimNotFound(f"plugin {plugin_id} registers no claim to reproduce")

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from . import registry
+from .fileio import atomic_write_text
 
 CLASS_NAMES = {"A": "model", "B": "method", "C": "tool", "D": "theory"}
 _ENTRY_RE = re.compile(r"^### (\d+)\. `([a-z0-9\-]+)` — (.+)$")
@@ -136,15 +136,7 @@ def dump(data: dict[str, Any]) -> str:
 
 def write(path: str | os.PathLike, data: dict[str, Any]) -> None:
     """Write atomically: a crash never leaves a half-written registry."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".registry.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(dump(data))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, dump(data))
 
 
 README_START, README_END = "<!-- plugins:start -->", "<!-- plugins:end -->"
@@ -182,10 +174,12 @@ def _outcome(repro: dict[str, Any]) -> str:
 
 def task_table() -> str:
     """The README's task list, made from the registered TaskSpecs."""
-    rows = ["| task | what it measures | baselines |", "|---|---|---|"]
-    for name, (spec, plugin_id) in sorted(registry.catalog().tasks.items()):
-        where = "" if plugin_id == "core" else f" (plugin {plugin_id})"
-        rows.append(f"| `{name}`{where} | {spec.description.replace('|', '/')} | {', '.join(spec.baselines) or '-'} |")
+    rows = ["| task | distribution | what it measures | baselines |", "|---|---|---|---|"]
+    cat = registry.catalog()
+    for name, (spec, plugin_id) in sorted(cat.tasks.items()):
+        status = cat.statuses.get(plugin_id)
+        dist = f"`{status.dist}`" if status is not None and status.dist else f"plugin {plugin_id}"
+        rows.append(f"| `{name}` | {dist} | {spec.description.replace('|', '/')} | {', '.join(spec.baselines) or '-'} |")
     return "\n".join(rows) + "\n"
 
 

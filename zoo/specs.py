@@ -10,17 +10,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from .ids import is_commit, is_name, is_sha256
+
 __all__ = ["Paper", "WeightsSpec", "ModelSpec", "TaskSpec", "ClaimSpec", "PluginStatus"]
 
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
-_TAG_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
-_TARGET_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
-_COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
+_TARGET_RE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
 
 def _check_target(what: str, value: str | None) -> None:
-    if value is not None and not _TARGET_RE.match(value):
+    if value is not None and not _TARGET_RE.fullmatch(value):
         raise ValueError(f"{what} must be a 'module:attr' string, got {value!r}")
 
 
@@ -61,7 +59,7 @@ class WeightsSpec:
         if self.source not in ("zoo", "official"):
             raise ValueError(f"WeightsSpec.source must be 'zoo' or 'official', got {self.source!r}")
         for name, digest in self.files.items():
-            if not _SHA256_RE.match(digest):
+            if not is_sha256(digest):
                 raise ValueError(f"WeightsSpec.files[{name!r}] must be a sha256 hex digest, got {digest!r}")
         if self.files and not self.pinned:
             raise ValueError("WeightsSpec.files lists hashes but revision is not a commit: pin both or neither")
@@ -71,7 +69,7 @@ class WeightsSpec:
     @property
     def pinned(self) -> bool:
         """True when the weights are pinned to one commit."""
-        return bool(_COMMIT_RE.match(self.revision))
+        return is_commit(self.revision)
 
 
 @dataclass(frozen=True)
@@ -89,11 +87,11 @@ class ModelSpec:
     default_tag: str | None = None
 
     def __post_init__(self) -> None:
-        if not _NAME_RE.match(self.name):
+        if not is_name(self.name):
             raise ValueError(f"model name {self.name!r} must be lowercase letters, digits, '_' or '-'")
         _check_target(f"ModelSpec({self.name}).builder", self.builder)
         for tag in self.weights:
-            if not _TAG_RE.match(tag):
+            if not is_name(tag):
                 raise ValueError(f"tag {tag!r} of {self.name} must be lowercase letters, digits, '_' or '-'")
         if self.default_tag is not None and self.default_tag not in self.weights:
             raise ValueError(f"default_tag {self.default_tag!r} of {self.name} is not one of its weights")

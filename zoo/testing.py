@@ -5,14 +5,25 @@
     def test_conformance():
         check_plugin("mrl")
 
-For each model of the plugin it checks: ``plugin.py`` imports no torch; the model builds and its
-provenance claims no weights; the task's forward contract on the task's example input; the
-arguments survive JSON; seeded construction is deterministic; ``save_pretrained`` +
-``create("local-dir:...")`` and, when a hub is reachable (``HF_ENDPOINT``), ``push_to_hub`` +
-``create("hf-hub:...")`` give bit-identical outputs with strict loading.
+Run under pytest with zoo's plugin (``pip install zoo-core[test]``: a local hub and hermetic Hub settings,
+see ``zoo.pytest_plugin``). For each model of the plugin it checks, every model alike:
+
+* ``plugin.py`` imports no torch (nor numpy, timm), and the claim's reproduce entry point imports;
+* the model builds as a ``torch.nn.Module`` whose provenance claims no weights, and its arguments survive JSON;
+* seeded construction is deterministic (bit-identical state);
+* ``save_pretrained`` writes a config.json that names the model and its arguments and rebuilds the same
+  architecture, and ``create("local-dir:...", pretrained=True)`` loads the weights back strictly, bit-identical;
+* ``push_to_hub`` + ``create("hf-hub:...@commit", pretrained=True)`` through the local hub, pinned to the
+  pushed commit, bit-identical;
+* for a model with a task: the task's forward contract on its example input, and identical outputs from
+  the seeded twin and from each reloaded copy.
+
+A failed check raises ``ConformanceError`` (an ``AssertionError``, so pytest reports a failure) whose message
+names the model and the check. The kit uses no ``assert`` statement: it checks the same under ``python -O``.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -22,23 +33,35 @@ from typing import Any
 
 from . import registry
 from .factory import create, push_to_hub, resolve_target, save_pretrained
-from .hubformat import to_json_args
+from .hubformat import CONFIG_NAME, to_json_args
 
-__all__ = ["check_plugin", "check_model", "check_no_torch_import", "example_input"]
+__all__ = ["ConformanceError", "check_plugin", "check_model", "check_no_torch_import", "example_input",
+           "assert_same_outputs", "assert_same_state"]
+
+_HEAVY = ("torch", "numpy", "timm")
+
+
+class ConformanceError(AssertionError):
+    """A plugin or model fails a conformance check; the message says which model and which check."""
+
+
+def _require(ok: object, message: str) -> None:
+    if not ok:
+        raise ConformanceError(message)
 
 
 def check_no_torch_import(module: str) -> None:
-    """Import ``module`` in a fresh interpreter and fail if that imports torch."""
-    code = f"import sys, importlib; importlib.import_module({module!r}); " \
-           "bad = [m for m in ('torch', 'numpy', 'timm') if m in sys.modules]; " \
-           "assert not bad, 'imports ' + ', '.join(bad)"
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    if proc.returncode != 0:
-        raise AssertionError(f"{module} must not import heavy modules (listing stays fast): {proc.stderr[-800:]}")
+    """Import ``module`` in a fresh interpreter and fail if that imports torch, numpy or timm."""
+    code = ("import importlib, sys; importlib.import_module(sys.argv[1]); "
+            f"bad = [m for m in {_HEAVY!r} if m in sys.modules]; "
+            "sys.exit('imports ' + ', '.join(bad) if bad else 0)")
+    proc = subprocess.run([sys.executable, "-c", code, module], capture_output=True, text=True, timeout=120)
+    _require(proc.returncode == 0,
+             f"{module} must not import heavy modules (listing stays fast): {proc.stderr.strip()[-800:]}")
 
 
 def example_input(task_name: str | None) -> Any:
-    """The task's example input, or None when the task declares none."""
+    """The task's example input, or None when the model has no task or the task declares none."""
     if task_name is None:
         return None
     spec = registry.task(task_name)
@@ -65,66 +88,155 @@ def _flatten(out) -> list:
 
 
 def assert_same_outputs(a, b, what: str) -> None:
+    """Fail unless two forward outputs hold the same tensors, bit for bit, in the same structure."""
     import torch
 
     fa, fb = _flatten(a), _flatten(b)
-    assert len(fa) == len(fb) and fa, f"{what}: outputs differ in structure"
-    for x, y in zip(fa, fb, strict=True):
-        assert x.shape == y.shape and torch.equal(x, y), f"{what}: outputs are not bit-identical"
+    _require(fa and len(fa) == len(fb), f"{what}: outputs differ in structure ({len(fa)} vs {len(fb)} tensors)")
+    for i, (x, y) in enumerate(zip(fa, fb, strict=True)):
+        _require(x.shape == y.shape and x.dtype == y.dtype and torch.equal(x, y),
+                 f"{what}: output tensor {i} is not bit-identical")
+
+
+def _state(model) -> dict:
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def assert_same_state(expected: dict, model, what: str) -> None:
+    """Fail unless ``model``'s state dict equals ``expected`` (same keys, shapes, dtypes, values bit for bit)."""
+    import torch
+
+    got = model.state_dict()
+    missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
+    _require(not missing and not extra, f"{what}: state dict keys differ: missing {missing[:10]}, unexpected {extra[:10]}")
+    for key, value in expected.items():
+        other = got[key]
+        _require(tuple(other.shape) == tuple(value.shape) and other.dtype == value.dtype,
+                 f"{what}: {key} is {other.dtype} {tuple(other.shape)}, expected {value.dtype} {tuple(value.shape)}")
+        _require(torch.equal(other.detach().cpu(), value.cpu()), f"{what}: {key} is not bit-identical")
+
+
+def _step(what: str, fn, *args, **kwargs):
+    """Run one step of a check; any error becomes a ConformanceError that names the step."""
+    try:
+        return fn(*args, **kwargs)
+    except ConformanceError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the model's code may raise anything: report it with its step
+        raise ConformanceError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _build(name: str, overrides: dict[str, Any]):
+    import torch
+
+    torch.manual_seed(0)
+    model = _step(f"{name}: create({name!r}, **{overrides!r})", create, name, **overrides)
+    _require(isinstance(model, torch.nn.Module), f"{name}: the builder returned a {type(model).__name__}, "
+                                                 "not a torch.nn.Module")
+    return model.eval()
+
+
+def _check_config(name: str, folder, prov, state: dict) -> None:
+    """config.json names the model and its arguments, and rebuilds the same architecture without weights."""
+    with open(os.path.join(folder, CONFIG_NAME), encoding="utf-8") as f:
+        cfg = _step(f"{name}: reading the saved {CONFIG_NAME}", json.load, f)
+    _require(isinstance(cfg, dict) and cfg.get("model") == name,
+             f"{name}: the saved {CONFIG_NAME} names model {cfg.get('model') if isinstance(cfg, dict) else cfg!r}")
+    _require(cfg.get("model_args", {}) == to_json_args(dict(prov.model_args)),
+             f"{name}: the saved {CONFIG_NAME} holds model_args {cfg.get('model_args')!r}, "
+             f"not the model's {dict(prov.model_args)!r}")
+    rebuilt = _step(f"{name}: create('local-dir:...') from {CONFIG_NAME} alone", create, f"local-dir:{folder}")
+    shapes = {k: tuple(v.shape) for k, v in rebuilt.state_dict().items()}
+    _require(shapes == {k: tuple(v.shape) for k, v in state.items()},
+             f"{name}: the architecture rebuilt from {CONFIG_NAME} differs from the model's (state dict keys or shapes)")
+
+
+def _use_hub(hub: bool | None) -> bool:
+    """Whether to push and pull; with ``hub=None``, only through a local hub, and never silently skipped."""
+    if hub is not None:
+        return hub
+    endpoint = os.environ.get("HF_ENDPOINT", "")
+    from urllib.parse import urlsplit
+
+    host = urlsplit(endpoint).hostname or ""
+    if host in ("localhost", "::1") or host.startswith("127."):
+        return True
+    where = f"HF_ENDPOINT is {endpoint}, not a local hub" if endpoint else "HF_ENDPOINT is not set"
+    raise ConformanceError(
+        f"the push/pull round trip needs a local hub, and {where}: run the checks under pytest with zoo's plugin "
+        "(pip install 'zoo-core[test]'; it starts one in a zoo plugin's folder, or with `pytest --zoo-hub`), "
+        "or point HF_ENDPOINT at one (`zoo hub serve`); hub=False skips the round trip, hub=True pushes to "
+        "HF_ENDPOINT whatever it is")
 
 
 def check_model(name: str, *, overrides: dict[str, Any] | None = None, hub: bool | None = None) -> None:
-    """Run every conformance check on one model (see the module docstring)."""
-    import torch
+    """Run every conformance check on one model (see the module docstring).
 
-    overrides = overrides or {}
-    torch.manual_seed(0)
-    model = create(name, **overrides).eval()
+    Args:
+        name: the model's registered name.
+        overrides: small builder arguments, to keep the checks fast.
+        hub: push and pull through ``HF_ENDPOINT``; None: when it is a local hub (else fail with a hint),
+            False: skip the round trip.
+    """
+    overrides = dict(overrides or {})
+    use_hub = _use_hub(hub)
+    model = _build(name, overrides)
     prov = model.zoo
-    assert prov.pretrained is False and prov.commit is None and prov.sha256 is None, \
-        f"{name}: a freshly built model must not claim weights: {prov}"
-    to_json_args(dict(prov.model_args))
+    _require(prov.pretrained is False and prov.commit is None and prov.sha256 is None,
+             f"{name}: a freshly built model must not claim weights: {prov}")
+    _step(f"{name}: writing the model arguments to JSON", to_json_args, dict(prov.model_args))
+    state = _state(model)
 
-    x = example_input(prov.task)
-    if x is None:
-        return
-    out = _run(model, x)
-    spec = registry.task(prov.task)
-    if spec.check_output:
-        resolve_target(spec.check_output)(model, out)
+    again = _build(name, overrides)
+    assert_same_state(state, again, f"{name}: seeded construction (torch.manual_seed(0) twice)")
 
-    torch.manual_seed(0)
-    again = create(name, **overrides).eval()
-    assert_same_outputs(out, _run(again, x), f"{name}: seeded construction")
-
+    copies = {"seeded construction": again}
     with tempfile.TemporaryDirectory() as tmp:
-        folder = save_pretrained(model, os.path.join(tmp, "saved"))
-        loaded = create(f"local-dir:{folder}", pretrained=True).eval()
-        assert loaded.zoo.pretrained and loaded.zoo.sha256, f"{name}: local-dir load lost provenance"
-        assert_same_outputs(out, _run(loaded, x), f"{name}: save_pretrained -> local-dir: round trip")
+        folder = _step(f"{name}: save_pretrained", save_pretrained, model, os.path.join(tmp, "saved"))
+        _check_config(name, folder, prov, state)
+        loaded = _step(f"{name}: create('local-dir:...', pretrained=True) (strict load)",
+                       create, f"local-dir:{folder}", pretrained=True).eval()
+    _require(loaded.zoo.pretrained and loaded.zoo.sha256, f"{name}: the local-dir: load lost its provenance")
+    assert_same_state(state, loaded, f"{name}: save_pretrained -> local-dir: round trip")
+    copies["save_pretrained -> local-dir: round trip"] = loaded
 
-    if hub is None:
-        hub = bool(os.environ.get("HF_ENDPOINT"))
-    if hub:
+    if use_hub:
         repo = f"zoo-conformance/{name.replace('_', '-')}-{uuid.uuid4().hex[:8]}"
-        commit = push_to_hub(model, repo)
-        pulled = create(f"hf-hub:{repo}@{commit}", pretrained=True).eval()
-        assert pulled.zoo.commit == commit, f"{name}: hub load is not pinned to the pushed commit"
-        assert_same_outputs(out, _run(pulled, x), f"{name}: push_to_hub -> hf-hub: round trip")
+        commit = _step(f"{name}: push_to_hub to {os.environ.get('HF_ENDPOINT')}", push_to_hub, model, repo)
+        pulled = _step(f"{name}: create('hf-hub:{repo}@{commit}', pretrained=True) (strict load)",
+                       create, f"hf-hub:{repo}@{commit}", pretrained=True).eval()
+        _require(pulled.zoo.commit == commit, f"{name}: the hub load is pinned to {pulled.zoo.commit}, not the pushed "
+                                              f"commit {commit}")
+        assert_same_state(state, pulled, f"{name}: push_to_hub -> hf-hub: round trip")
+        copies["push_to_hub -> hf-hub: round trip"] = pulled
+
+    # the task's forward contract, last: every copy above was compared before any forward pass could touch it
+    x = _step(f"{name}: the example input of task {prov.task!r}", example_input, prov.task)
+    if x is not None:
+        out = _step(f"{name}: forward on the example input of task {prov.task}", _run, model, x)
+        spec = registry.task(prov.task)
+        if spec.check_output:
+            _step(f"{name}: the forward contract of task {prov.task}", resolve_target(spec.check_output), model, out)
+        for what, copy in copies.items():
+            assert_same_outputs(out, _step(f"{name}: forward of the {what}", _run, copy, x), f"{name}: {what}")
 
 
 def check_plugin(plugin_id: str, *, overrides: dict[str, dict[str, Any]] | None = None, hub: bool | None = None) -> None:
     """Check that the plugin loaded cleanly and run ``check_model`` on each of its models.
 
-    ``overrides`` maps a model name to small builder arguments, to keep the checks fast.
+    ``overrides`` maps a model name to small builder arguments, to keep the checks fast; ``hub`` is passed
+    to ``check_model``.
     """
     status = next((s for s in registry.plugins() if s.id == plugin_id), None)
-    assert status is not None, f"plugin {plugin_id} is not installed (pip install ./plugins/{plugin_id})"
-    assert status.state == "ok", f"plugin {plugin_id} is {status.state}: {status.error}"
-    assert status.models or status.tasks, f"plugin {plugin_id} registers nothing"
-    check_no_torch_import(status.module)
+    _require(status is not None, f"plugin {plugin_id} is not installed (pip install it; `zoo plugins` lists the "
+                                 "installed ones)")
+    _require(status.state == "ok", f"plugin {plugin_id} is {status.state}: {status.error}")
+    _require(status.models or status.tasks, f"plugin {plugin_id} registers nothing")
+    unknown = sorted(set(overrides or {}) - set(status.models))
+    _require(not unknown, f"overrides name models that plugin {plugin_id} does not register: {unknown}")
+    check_no_torch_import(status.module.split(":", 1)[0].split("[", 1)[0].strip())
     claim = registry.catalog().claims.get(plugin_id)
     if claim is not None:
-        resolve_target(claim.reproduce)  # the reproduce entry point must import
+        _step(f"plugin {plugin_id}: importing its reproduce entry point {claim.reproduce}", resolve_target, claim.reproduce)
     for name in status.models:
         check_model(name, overrides=(overrides or {}).get(name), hub=hub)

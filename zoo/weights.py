@@ -11,28 +11,20 @@ import hashlib
 import json
 import logging
 import os
-import re
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import WeightsCorrupt, WeightsNotFound, ZooError
+# DownloadFailed and WeightsMismatch were defined here once: `from zoo.weights import ...` keeps working
+from .errors import DownloadFailed, WeightsCorrupt, WeightsMismatch, WeightsNotFound
+from .fileio import atomic_write_text
+from .ids import is_commit
 
 log = logging.getLogger(__name__)
 
 SAFE_SUFFIXES = (".safetensors",)
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt")
-_COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 MAX_HEADER_BYTES = 100 * 1024 * 1024  # safetensors' own limit
-
-
-class DownloadFailed(ZooError, OSError):
-    """A transfer from the Hub broke off (connection cut, server error, full disk); retrying resumes it."""
-
-
-class WeightsMismatch(ZooError, RuntimeError):
-    """The weights do not fit the architecture: the message lists missing and unexpected keys."""
 
 
 def cache_dir() -> Path:
@@ -78,19 +70,7 @@ def verify_file(path: str | os.PathLike, expected: str, *, name: str | None = No
             f"{name or path}: sha256 is {actual}, expected {expected}. The file is truncated or altered; "
             f"it was not loaded."
         )
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write_text(marker, json.dumps(key))
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(marker, json.dumps(key))
 
 
 def evict(path: str | os.PathLike) -> None:
@@ -118,7 +98,7 @@ def _commit_from_snapshot_path(path: str) -> str:
     parts = Path(path).parts
     if "snapshots" in parts:
         commit = parts[parts.index("snapshots") + 1]
-        if _COMMIT_RE.match(commit):
+        if is_commit(commit):
             return commit
     raise WeightsNotFound(f"cannot tell which commit {path} belongs to; is HF_HUB_CACHE a Hub cache?")
 
@@ -177,7 +157,7 @@ def fetch(repo: str, revision: str, files: dict[str, str | None]) -> Fetched:
     from huggingface_hub import try_to_load_from_cache
 
     paths: dict[str, Path] = {}
-    commit = revision if _COMMIT_RE.match(revision) else None
+    commit = revision if is_commit(revision) else None
     for name, digest in files.items():
         cached = try_to_load_from_cache(repo, name, revision=commit) if commit else None
         path = cached if isinstance(cached, str) else None

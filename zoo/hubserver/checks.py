@@ -8,6 +8,9 @@ import json
 import re
 from dataclasses import dataclass
 
+from ..ids import is_commit as is_commit_id
+from ..ids import is_sha256
+
 REPO_TYPES = {"model": "models", "dataset": "datasets", "space": "spaces"}  # type -> plural in URLs
 URL_PREFIXES = {"model": "", "dataset": "datasets/", "space": "spaces/"}  # type -> prefix of web URLs
 MAX_SEGMENT = 255
@@ -15,8 +18,6 @@ MAX_PATH = 1000
 MAX_NAME = 96
 _NAME = re.compile(r"[A-Za-z0-9._-]+")
 _RESERVED_NAMESPACES = {"api", "datasets", "spaces", "models"}  # would collide with URL routes
-_HEX40 = re.compile(r"[0-9a-f]{40}")
-_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 class HubError(Exception):
@@ -101,12 +102,8 @@ def check_ref_name(name: object, kind: str = "branch") -> str:
     return name  # type: ignore[return-value]
 
 
-def is_commit_id(text: object) -> bool:
-    return isinstance(text, str) and bool(_HEX40.fullmatch(text))
-
-
 def check_oid(oid: object) -> str:
-    if not isinstance(oid, str) or not _HEX64.fullmatch(oid):
+    if not is_sha256(oid):
         raise bad_request(f"invalid LFS oid {oid!r}: expected 64 lowercase hex digits (sha256)")
     return oid
 

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..fileio import atomic_write_bytes, atomic_writer
 from .checks import (
     REPO_TYPES,
     URL_PREFIXES,
@@ -118,18 +119,8 @@ def now_iso() -> str:
 
 
 def write_atomic(path: Path, data: bytes, tmp_dir: Path) -> None:
-    """Write ``data`` to ``path`` through a temp file + ``os.replace``: readers never see half a file."""
-    fd, tmp = tempfile.mkstemp(dir=tmp_dir, prefix="w-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp, path)
-    except BaseException:
-        _unlink(tmp)
-        raise
+    """Write ``data`` to ``path`` through a temp file in ``tmp_dir``: readers never see half a file."""
+    atomic_write_bytes(path, data, tmp_dir=tmp_dir)
 
 
 def _unlink(path: str | Path) -> None:
@@ -165,27 +156,18 @@ class BlobStore:
 
     def put_stream(self, chunks: Iterable[bytes], sha256: str, size: int) -> None:
         """Store an upload, streamed to a temp file while hashing; kept only if sha256 and size match."""
-        fd, tmp = tempfile.mkstemp(dir=self.tmp_dir, prefix="upload-")
-        try:
+        with atomic_writer(self.path(sha256), tmp_dir=self.tmp_dir) as f:  # a failed check below discards it
             digest, n = hashlib.sha256(), 0
-            with os.fdopen(fd, "wb") as f:
-                for chunk in chunks:
-                    n += len(chunk)
-                    if n > size:
-                        raise bad_request(f"upload of {sha256} is larger than its declared size {size}")
-                    digest.update(chunk)
-                    f.write(chunk)
-                f.flush()
-                os.fsync(f.fileno())
+            for chunk in chunks:
+                n += len(chunk)
+                if n > size:
+                    raise bad_request(f"upload of {sha256} is larger than its declared size {size}")
+                digest.update(chunk)
+                f.write(chunk)
             if n != size:
                 raise bad_request(f"upload of {sha256} has {n} bytes, expected {size}")
             if digest.hexdigest() != sha256:
                 raise bad_request(f"upload content does not match its oid: sha256 is {digest.hexdigest()}, expected {sha256}")
-            self.path(sha256).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(tmp, self.path(sha256))
-        except BaseException:
-            _unlink(tmp)
-            raise
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ overflow, so that gradients stay finite for any input.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn

@@ -1,14 +1,18 @@
 """Conformance kit plus behaviour tests of Ward token pooling and random pruning."""
 from __future__ import annotations
 
+import math
+
 import torch
 from torch.nn import functional as F
-
-import zoo
+from zoo_colbert_token_pool.model import RandomTokenPrune, TokenPool, ward_pool
+from zoo_colbert_token_pool.reproduce import REPRODUCTION
 from zoo_task_retrieval import task
 from zoo_task_retrieval.data import load_synthetic
+
+import zoo
+from zoo.claims import run_claim
 from zoo.testing import check_plugin
-from zoo_colbert_token_pool.model import RandomTokenPrune, TokenPool, ward_pool
 
 
 def test_conformance(hub):
@@ -68,12 +72,21 @@ def test_pooling_shrinks_the_index_and_factor_one_is_exact_maxsim():
     assert out["mask"].sum(1).tolist() == [1 + (int(n) - 1) // 2 for n in data.docs.lengths[:2]]
 
 
-def test_evaluate_and_quick_reproduce():
+def test_evaluate_puts_the_pooled_index_next_to_exact_maxsim():
     r = zoo.evaluate("token_pool_ward", n_docs=50, n_queries=6, latency_queries=1)
     assert set(r.baselines) == {"exact-maxsim"}
     assert r.metrics["index_bytes"] < r.baselines["exact-maxsim"]["index_bytes"]
-    from zoo_colbert_token_pool.reproduce import reproduce
 
-    out = reproduce(quick=True)
-    assert out.plugin == "colbert-token-pool" and set(out.table) >= {"ward pool 1", "ward pool 4", "random prune 2"}
-    assert out.table["ward pool 1"]["ndcg_loss"] == 0.0 and isinstance(out.passed, bool)
+
+def test_quick_reproduction_measures_pooling_against_unpooled_maxsim():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    labels = ["ward pool 1"] + [f"{m} {f}" for f in (2, 3, 4) for m in ("ward pool", "random prune")]
+    assert list(r.rows) == labels and r.seeds == [0, 1]
+    assert [c["check"] for c in r.checks] == [f"ward pool {f} ndcg_loss <= {v:g}" for f, v in ((2, 0.03), (3, 0.05), (4, 0.05))]
+    assert r.per_seed["ward pool 1"]["ndcg_loss"] == [0.0, 0.0]  # the reference row
+    for f in (2, 3, 4):
+        ward, rand = r.per_seed[f"ward pool {f}"], r.per_seed[f"random prune {f}"]
+        assert ward["index_fraction"] == rand["index_fraction"] and all(x < 0.65 for x in ward["index_fraction"])
+        assert ward["ndcg_loss"] != rand["ndcg_loss"]  # same vector counts, different vectors kept
+        assert all(math.isfinite(x) for x in ward["ndcg_loss"] + rand["ndcg_loss"])
+    assert r.verdict in ("reproduced", "not reproduced", "inconclusive")

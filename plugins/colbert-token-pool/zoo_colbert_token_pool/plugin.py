@@ -28,5 +28,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="colbert-token-pool", claim=CLAIM, reproduce="zoo_colbert_token_pool.reproduce:reproduce",
+    return [ClaimSpec(plugin="colbert-token-pool", claim=CLAIM, reproduce="zoo_colbert_token_pool.reproduce:REPRODUCTION",
                       task="retrieval", paper=PAPER)]

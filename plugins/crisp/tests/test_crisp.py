@@ -1,12 +1,16 @@
 """Conformance kit plus behaviour tests of CRISP's in-training k-means and the post-hoc comparison."""
 from __future__ import annotations
 
+import math
+
 import torch
 from torch.nn import functional as F
-
-from zoo.testing import check_plugin
-from zoo_task_retrieval.data import VectorSets
 from zoo_crisp.model import cluster_counts, crisp, kmeans_pool, posthoc
+from zoo_crisp.reproduce import REPRODUCTION
+from zoo_task_retrieval.data import VectorSets
+
+from zoo.claims import run_claim
+from zoo.testing import check_plugin
 
 
 def test_conformance(hub):
@@ -59,10 +63,13 @@ def test_crisp_clusters_in_training_and_posthoc_only_at_inference():
     assert frac.encode_docs(docs).lengths.tolist() == [3, 2, 5]
 
 
-def test_quick_reproduce_is_well_formed():
-    from zoo_crisp.reproduce import reproduce
-
-    out = reproduce(quick=True)
-    assert out.plugin == "crisp" and isinstance(out.passed, bool)
-    assert set(out.table) == {"unpruned", "post-hoc k-means K=4", "CRISP K=4"}
-    assert out.table["CRISP K=4"]["vectors_per_doc"] == out.table["post-hoc k-means K=4"]["vectors_per_doc"] == 4
+def test_quick_reproduction_measures_crisp_against_posthoc_kmeans():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert list(r.rows) == ["unpruned", "post-hoc k-means K=4", "post-hoc k-means K=8", "CRISP K=4", "CRISP K=8"]
+    assert [c["check"] for c in r.checks] == [f"ndcg@10: CRISP K={k} - post-hoc k-means K={k} >= 0" for k in (4, 8)]
+    for k in (4, 8):
+        crisp_, post = r.per_seed[f"CRISP K={k}"], r.per_seed[f"post-hoc k-means K={k}"]
+        assert crisp_["vectors_per_doc"] == post["vectors_per_doc"] == [k, k]  # the same index size
+        assert crisp_["ndcg@10"] != post["ndcg@10"] and all(math.isfinite(x) for x in crisp_["ndcg@10"] + post["ndcg@10"])
+    assert all(n > 8 for n in r.per_seed["unpruned"]["vectors_per_doc"])
+    assert r.verdict in ("reproduced", "not reproduced", "inconclusive")

@@ -21,7 +21,6 @@ import math
 import torch
 from torch import nn
 from torch.nn import functional as F
-
 from zoo_task_retrieval.data import VectorSets
 
 __all__ = ["cluster_counts", "kmeans_pool", "Crisp", "crisp", "posthoc"]

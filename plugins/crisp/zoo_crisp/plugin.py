@@ -28,5 +28,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="crisp", claim=CLAIM, reproduce="zoo_crisp.reproduce:reproduce", task="retrieval",
+    return [ClaimSpec(plugin="crisp", claim=CLAIM, reproduce="zoo_crisp.reproduce:REPRODUCTION", task="retrieval",
                       paper=PAPER)]

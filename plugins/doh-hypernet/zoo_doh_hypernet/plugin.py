@@ -25,5 +25,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="doh-hypernet", claim=CLAIM, reproduce="zoo_doh_hypernet.reproduce:reproduce", task=TASK,
+    return [ClaimSpec(plugin="doh-hypernet", claim=CLAIM, reproduce="zoo_doh_hypernet.reproduce:REPRODUCTION", task=TASK,
                       paper=PAPER, budget_s=180.0)]

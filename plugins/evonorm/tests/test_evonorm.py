@@ -6,10 +6,10 @@ import math
 import pytest
 import torch
 from torch import nn
+from zoo_evonorm.model import EvoNormB0, EvoNormS0, group_std, norm_act_layer, tiny_resnet
 
 import zoo
 from zoo.testing import check_plugin
-from zoo_evonorm.model import EvoNormB0, EvoNormS0, group_std, norm_act_layer, tiny_resnet
 
 MODELS = ("tinyresnet_evonorm_b0", "tinyresnet_evonorm_s0", "tinyresnet_bn_relu", "tinyresnet_gn_relu")
 
@@ -21,7 +21,7 @@ def test_conformance(hub):
 def test_registered_models_and_claim():
     names = {m for s in zoo.plugins() if s.id == "evonorm" for m in s.models}
     assert names == set(MODELS)
-    assert zoo.registry.claim("evonorm").reproduce == "zoo_evonorm.reproduce:reproduce"
+    assert zoo.registry.claim("evonorm").reproduce == "zoo_evonorm.reproduce:REPRODUCTION"
 
 
 def _set(layer: nn.Module, v1, gamma, beta) -> None:
@@ -123,13 +123,22 @@ def test_gradients_reach_v1():
     assert any(m.v1.grad.abs().sum() > 0 for m in layers)
 
 
-def test_quick_reproduce_is_well_formed():
-    from zoo_evonorm.reproduce import reproduce
+def test_quick_reproduction_measures_s0_against_bn_and_gn():
+    from zoo_evonorm.reproduce import REPRODUCTION
 
-    result = reproduce(quick=True)
-    assert isinstance(result, zoo.ClaimResult) and result.plugin == "evonorm"
-    assert len(result.table) == 10 and any("task baseline (cnn-ln-relu)" in k for k in result.table)
-    for row in result.table.values():
-        assert 0.0 <= row["test_acc_mean"] <= 1.0 and row["ms_per_step"] > 0 and row["params"] > 0
-    assert result.passed == all(result.settings["checks"].values())
-    assert result.settings["process_time_s"] > 0 and "QUICK RUN" in result.summary
+    from zoo.claims import run_claim
+
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert len(r.table) == 10 and "task baseline @ 4" in r.table and r.seeds == [0, 1]
+    assert [c["check"] for c in r.checks] == ["test_acc: EvoNorm-S0 @ 128 - BN-ReLU @ 128 >= 0",
+                                              "test_acc: EvoNorm-S0 @ 4 - BN-ReLU @ 4 >= 0",
+                                              "test_acc: EvoNorm-S0 @ 4 - GN-ReLU @ 4 >= 0"]
+    assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
+    assert r.settings["row_args"]["EvoNorm-S0 @ 128"]["batch_size"] == 8  # the quick batch
+    # S0 is not BN-ReLU or GN-ReLU under another name: same seeds and batches, different losses
+    for b in (128, 4):
+        s0 = r.per_seed[f"EvoNorm-S0 @ {b}"]["final_train_loss"]
+        assert s0 != r.per_seed[f"BN-ReLU @ {b}"]["final_train_loss"] and s0 != r.per_seed[f"GN-ReLU @ {b}"]["final_train_loss"]
+    # the EvoNorm rows carry their v1 (and S0/B0 their affine) parameters beyond the baselines'
+    assert r.table["EvoNorm-S0 @ 4"]["params"] > r.table["BN-ReLU @ 4"]["params"] == r.table["GN-ReLU @ 4"]["params"]
+    assert r.verdict in ("reproduced", "not reproduced", "inconclusive")

@@ -15,7 +15,7 @@ convolutions and the same initial weights for a given seed.
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn

@@ -34,5 +34,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="f-inr", claim=CLAIM, reproduce="zoo_f_inr.reproduce:reproduce", task=TASK,
+    return [ClaimSpec(plugin="f-inr", claim=CLAIM, reproduce="zoo_f_inr.reproduce:REPRODUCTION", task=TASK,
                       paper=PAPER, budget_s=180.0)]

@@ -5,7 +5,7 @@ import torch
 
 from zoo_task_image_fit.image_fit import fit_recipe, make_video_signal
 
-VIDEO_STEPS = 3000  # finr_tt's step count in the reproduction (300 ticks x 10)
+VIDEO_STEPS = 3000  # finr_tt's step count in the reproduction before the claims harness (300 ticks x 10)
 
 
 def video(seed: int = 0) -> tuple[torch.nn.Module, dict[str, float]]:

@@ -1,17 +1,26 @@
 """Conformance kit plus behaviour tests of the FLOPs regulariser, the sparse embedder and its inverted index."""
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from torch.nn import functional as F
+from zoo_flops_sparse_embed.model import (
+    InvertedIndex,
+    SparseEmbedder,
+    expected_flops,
+    flops_regularizer,
+    l1_regularizer,
+    query_flops,
+)
+from zoo_flops_sparse_embed.reproduce import REPRODUCTION, dominance_gap
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import synthetic_split
 
 import zoo
-from zoo_task_retrieval import task
+from zoo.claims import run_claim
 from zoo.testing import check_plugin
-from zoo_task_retrieval.data import synthetic_split
-from zoo_flops_sparse_embed.model import (InvertedIndex, SparseEmbedder, expected_flops, flops_regularizer,
-                                          l1_regularizer, query_flops)
-from zoo_flops_sparse_embed.reproduce import dominated
 
 TINY = {"in_dim": 64, "dim": 128}
 
@@ -85,7 +94,7 @@ def test_loss_adds_the_ramped_regularizer():
     torch.testing.assert_close(model.loss(q, d, target, ignore), ce + 2.0 * l1_regularizer(torch.cat([q, d])))
 
 
-def test_flops_regularizer_sparsifies_and_quick_reproduce_is_well_formed():
+def test_flops_regularizer_sparsifies():
     data = synthetic_split(n_docs=100, n_queries=20, dim=64)
     nnz = {}
     for lam in (0.0, 3.0):
@@ -95,11 +104,27 @@ def test_flops_regularizer_sparsifies_and_quick_reproduce_is_well_formed():
         with torch.no_grad():
             nnz[lam] = float((model.eval().embed(data.docs) != 0).sum(1).float().mean())
     assert nnz[3.0] < nnz[0.0]
-    assert dominated({"flops": 10, "ndcg@10": 0.5}, [{"flops": 10, "ndcg@10": 0.52}])
-    assert not dominated({"flops": 10, "ndcg@10": 0.5}, [{"flops": 11, "ndcg@10": 0.9}, {"flops": 5, "ndcg@10": 0.505}])
-    from zoo_flops_sparse_embed.reproduce import reproduce
 
-    out = reproduce(quick=True)
-    assert isinstance(out, zoo.ClaimResult) and isinstance(out.passed, bool) and out.settings["quick"]
-    sparse = out.table["sparse 1024-d, flops reg, lambda=1"]
-    assert sparse["flops"] > 0 and 0 <= sparse["ndcg@10"] <= 1 and out.table["dense PCA d=16"]["flops"] == 200 * 16
+
+def test_dominance_gap_on_planted_points():
+    point = {"flops": 10, "ndcg@10": 0.5}
+    assert dominance_gap(point, [{"flops": 10, "ndcg@10": 0.52}]) == pytest.approx(0.02)  # equal cost counts
+    assert dominance_gap(point, [{"flops": 11, "ndcg@10": 0.9}, {"flops": 5, "ndcg@10": 0.505}]) == pytest.approx(0.005)
+    assert dominance_gap(point, [{"flops": 11, "ndcg@10": 0.9}]) == pytest.approx(-0.5)  # only "retrieve nothing"
+
+
+def test_quick_reproduction_measures_each_flops_point_against_the_baselines():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    flops = [f"sparse 1024-d, flops reg, lambda={x:g}" for x in (0.3, 1, 3, 10)]
+    assert [c["check"] for c in r.checks] == [f"{f} dominance_gap <= 0.01" for f in flops]
+    assert len(r.rows) == 15 and r.seeds == [0, 1]
+    base = [label for label in r.rows if label not in flops]
+    assert r.per_seed["dense PCA d=16"]["flops"] == [200 * 16] * 2  # N * d multiplications, exactly
+    for i in range(2):  # each gap is recomputed from the table: the best cheaper baseline's nDCG minus the point's
+        for f in flops:
+            p = {k: v[i] for k, v in r.per_seed[f].items()}
+            cheaper = [r.per_seed[b]["ndcg@10"][i] for b in base if r.per_seed[b]["flops"][i] <= p["flops"]]
+            assert p["dominance_gap"] == pytest.approx(max(cheaper + [0.0]) - p["ndcg@10"])
+    l1 = r.per_seed["sparse 1024-d, l1 reg, lambda=0.01"]
+    assert r.per_seed[flops[1]]["flops"] != l1["flops"]  # different regularisers, different costs
+    assert all(math.isfinite(x) for f in flops for x in r.per_seed[f]["dominance_gap"])

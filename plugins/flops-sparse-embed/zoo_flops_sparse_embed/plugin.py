@@ -29,5 +29,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="flops-sparse-embed", claim=CLAIM, reproduce="zoo_flops_sparse_embed.reproduce:reproduce",
+    return [ClaimSpec(plugin="flops-sparse-embed", claim=CLAIM, reproduce="zoo_flops_sparse_embed.reproduce:REPRODUCTION",
                       task="retrieval", paper=PAPER)]

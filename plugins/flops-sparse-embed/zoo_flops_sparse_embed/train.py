@@ -5,11 +5,9 @@ import logging
 from typing import Any
 
 import torch
-
 from zoo_task_retrieval import task
-from zoo_task_retrieval.data import RetrievalData
+from zoo_task_retrieval.data import RetrievalData, wiki_split
 
-from zoo_task_retrieval.data import wiki_split
 from .model import expected_flops, query_flops
 
 log = logging.getLogger(__name__)

@@ -4,10 +4,11 @@ import pytest
 import torch
 
 import zoo
+from zoo.claims import run_claim
 from zoo.testing import check_plugin
-from zoo_task_image_fit import image_fit as task
 from zoo_fresh.model import fresh_siren, select, spectrum, spectrum_distance, wasserstein_1d
-from zoo_fresh.reproduce import reproduce
+from zoo_fresh.reproduce import GRIDS, REPRODUCTION
+from zoo_task_image_fit import image_fit as task
 
 SMALL = {"hidden": 8, "n_inits": 1, "candidates": [10.0, 30.0]}
 
@@ -79,12 +80,19 @@ def test_fourier_sigma_scales_the_frequency_matrix():
     assert float(a.features.B.std()) == pytest.approx(12.0, rel=0.1) and a.sigma == 12.0
 
 
-def test_quick_reproduction_is_well_formed():
-    r = reproduce(quick=True)
-    assert isinstance(r.passed, bool) and r.settings["quick"]
-    assert {"siren camera", "siren mean", "relu-ff camera", "relu-ff mean"} == set(r.table)
-    row = r.table["siren camera"]
-    assert row["psnr_best"] >= row["psnr_fresh"] and row["gap_db"] >= 0 and row["select_s"] > 0
+def test_quick_reproduction_compares_the_pick_with_the_sweep():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert set(r.table) == {"fresh_siren", "siren sweep", "fresh_relu_ff", "relu-ff sweep"} and r.seeds == [0, 1]
+    assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
+    for model, sweep in (("fresh_siren", "siren sweep"), ("fresh_relu_ff", "relu-ff sweep")):
+        fresh, best = r.per_seed[model], r.per_seed[sweep]
+        assert set(fresh["pick_text"]) <= set(GRIDS[sweep.split()[0]][2]) and all(s > 0 for s in fresh["select_runs"])
+        # picked before training from the spectra, not after it from the PSNR: here not the sweep's best, so lower
+        assert fresh["pick_text"] != best["best_text"]
+        assert all(f < b for f, b in zip(fresh["psnr"], best["psnr"], strict=True))
+    assert [c["check"] for c in r.checks] == ["psnr: fresh_siren - siren sweep >= -1",
+                                              "psnr: fresh_relu_ff - relu-ff sweep >= -1",
+                                              "fresh_siren select_runs <= 1", "fresh_relu_ff select_runs <= 1"]
 
 
 def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():

@@ -30,5 +30,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="fresh", claim=CLAIM, reproduce="zoo_fresh.reproduce:reproduce", task=TASK,
+    return [ClaimSpec(plugin="fresh", claim=CLAIM, reproduce="zoo_fresh.reproduce:REPRODUCTION", task=TASK,
                       paper=PAPER, budget_s=180.0)]

@@ -4,10 +4,12 @@ import pytest
 import torch
 
 import zoo
+from zoo.claims import run_claim
 from zoo.testing import check_plugin
-from zoo_task_image_fit import image_fit as task
+from zoo_gainer.editing import edit_locality
 from zoo_gainer.model import GaINeR, HashGrid2D, knn
-from zoo_gainer.reproduce import edit_locality, reproduce
+from zoo_gainer.reproduce import REPRODUCTION
+from zoo_task_image_fit import image_fit as task
 
 SMALL = {"n_gaussians": 16, "k": 4, "hash_levels": 2, "hidden": 8}
 
@@ -91,8 +93,19 @@ def test_fit_bakes_and_refuses_to_refit():
         m.fit(s, steps=1)
 
 
-def test_quick_reproduction_is_well_formed():
-    r = reproduce(quick=True)
-    assert isinstance(r.passed, bool) and r.settings["quick"]
-    assert set(r.table) == {"gainer", "siren", "relu-ff"}
-    assert math.isfinite(r.table["siren"]["bias_shift"]) and "frac_support" in r.table["gainer"]
+def test_quick_reproduction_edits_gainer_and_both_baselines():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert set(r.table) == {"gainer", "siren", "relu-ff"} and r.seeds == [0, 1]
+    assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
+    assert "frac_support" in r.table["gainer"] and "bias_shift" in r.table["siren"]
+    p = r.table["gainer"]["params"]
+    assert all(abs(r.table[b]["params"] - p) / p < 0.1 for b in ("siren", "relu-ff"))
+    # the baselines' edits are sized to GaINeR's largest change (or as large as one unit can make it)
+    for b in ("siren", "relu-ff"):
+        assert all(m <= g + 1e-6 for m, g in zip(r.per_seed[b]["max_change"], r.per_seed["gainer"]["max_change"],
+                                                 strict=True))
+    # moving Gaussians and shifting a unit's bias change different parts of the image
+    assert r.per_seed["gainer"]["frac_changed"] != r.per_seed["siren"]["frac_changed"]
+    assert [c["check"] for c in r.checks] == ["gainer psnr_train >= 25", "gainer frac_in_support >= 0.99",
+                                              "frac_changed: siren - gainer >= 6.10352e-05",
+                                              "frac_changed: relu-ff - gainer >= 6.10352e-05"]

@@ -29,5 +29,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="gainer", claim=CLAIM, reproduce="zoo_gainer.reproduce:reproduce", task=TASK,
+    return [ClaimSpec(plugin="gainer", claim=CLAIM, reproduce="zoo_gainer.reproduce:REPRODUCTION", task=TASK,
                       paper=PAPER, budget_s=180.0)]

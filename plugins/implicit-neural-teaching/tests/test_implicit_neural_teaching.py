@@ -1,11 +1,14 @@
+import math
+
 import pytest
 import torch
 
 import zoo
+from zoo.claims import run_claim
 from zoo.testing import check_plugin
-from zoo_task_image_fit import image_fit as task
 from zoo_implicit_neural_teaching.model import Teacher, ratio_at, reselect_at, select_examples, teach
-from zoo_implicit_neural_teaching.reproduce import reproduce
+from zoo_implicit_neural_teaching.reproduce import REPRODUCTION
+from zoo_task_image_fit import image_fit as task
 
 
 def test_conformance(hub):
@@ -77,12 +80,18 @@ def test_image_fit_trains_the_models_by_int():
     assert len(h["losses"]) == 8
 
 
-def test_quick_reproduction_is_well_formed():
-    r = reproduce(quick=True)
-    assert isinstance(r.passed, bool) and r.settings["quick"]
+def test_quick_reproduction_times_int_against_full_batch():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
     assert set(r.table) == {f"{b} {rule}" for b in ("siren", "relu-ff") for rule in ("full", "int", "random")}
-    assert r.table["siren full"]["selections"] == 0 and r.table["siren int"]["selections"] > 0
+    assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
     assert r.table["relu-ff int"]["params"] == pytest.approx(r.table["siren int"]["params"], rel=0.1)
+    for b in ("siren", "relu-ff"):
+        full, teach = r.per_seed[f"{b} full"], r.per_seed[f"{b} int"]
+        assert full["selections"] == [0, 0] and all(n > 0 for n in teach["selections"])
+        # the same initial weights, trained on all pixels vs on the selected ones: different fits
+        assert teach["psnr_train"] != full["psnr_train"]
+        assert all(-1.0 <= s < 1.0 for s in teach["wall_saving_30db"]) and "wall_saving_30db" not in full
+    assert [c["check"] for c in r.checks] == ["siren int wall_saving_30db >= 0.3", "relu-ff int wall_saving_30db >= 0.3"]
 
 
 def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():

@@ -29,5 +29,5 @@ def zoo_models() -> list[ModelSpec]:
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
     return [ClaimSpec(plugin="implicit-neural-teaching", claim=CLAIM,
-                      reproduce="zoo_implicit_neural_teaching.reproduce:reproduce", task=TASK, paper=PAPER,
+                      reproduce="zoo_implicit_neural_teaching.reproduce:REPRODUCTION", task=TASK, paper=PAPER,
                       budget_s=180.0)]

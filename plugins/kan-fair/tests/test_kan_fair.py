@@ -1,12 +1,15 @@
+import math
+
 import pytest
 import torch
-
-from zoo_nn.kan import BSplineKANLayer, bspline_basis
-from zoo_task_formula_regress.task import torch_threads
-from zoo.testing import check_plugin
-from zoo_kan_fair import harness
+from zoo_kan_fair import measures
 from zoo_kan_fair.model import BSplineActivation, BSplineMLP, bspline_mlp, mlp_digits
-from zoo_kan_fair.reproduce import digits_models
+from zoo_kan_fair.reproduce import digits_model
+from zoo_task_formula_regress.task import torch_threads
+
+from zoo.task import count_params
+from zoo.testing import check_plugin
+from zoo_nn.kan import BSplineKANLayer, bspline_basis
 
 SMALL = {"bspline_mlp": {"hidden": 4}, "bspline_mlp_digits": {"hidden": 4}, "kan_digits": {"hidden": 2},
          "gelu_mlp_digits": {"hidden": 4}}
@@ -51,42 +54,52 @@ def test_bspline_mlp_layout():
 
 def test_flops_follow_the_papers_accounting():
     mlp = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.GELU(), torch.nn.Linear(4, 2))
-    assert harness.flops(mlp) == 2 * 3 * 4 + 14 * 4 + 2 * 4 * 2
+    assert measures.flops(mlp) == 2 * 3 * 4 + 14 * 4 + 2 * 4 * 2
     k, g = 3, 5
     spline = 9 * k * (g + 1.5 * k) + 2 * g - 2.5 * k - 1
     layer = torch.nn.Sequential(BSplineKANLayer(3, 2, grid_size=g, spline_order=k))
-    assert harness.flops(layer) == 3 * 2 * (spline + 2) + 5 * 3 + 2 * 3 * 2  # edges + SiLU shortcut
-    assert harness.flops(BSplineActivation(4, grid_size=g)) == 4 * spline
+    assert measures.flops(layer) == 3 * 2 * (spline + 2) + 5 * 3 + 2 * 3 * 2  # edges + SiLU shortcut
+    assert measures.flops(BSplineActivation(4, grid_size=g)) == 4 * spline
     with pytest.raises(TypeError):
-        harness.flops(torch.nn.Conv2d(1, 1, 3))
+        measures.flops(torch.nn.Conv2d(1, 1, 3))
 
 
 def test_digits_networks_are_matched_in_parameters():
-    models = digits_models(0)
-    target = harness.count_params(models["KAN"])
+    models = {label: digits_model(label, 0) for label in ("MLP", "KAN", "B-spline MLP")}
+    target = count_params(models["KAN"])
     assert target == 740 * 10  # KAN([64, 10, 10]): (G + k + 2) = 10 per edge
     for m in models.values():
-        assert abs(harness.count_params(m) - target) / target < 0.02
+        assert abs(count_params(m) - target) / target < 0.02
         assert m(torch.rand(2, 1, 8, 8)).shape == (2, 10)
 
 
 def test_class_incremental_protocol():
     torch.manual_seed(0)
-    out = harness.class_incremental(mlp_digits(hidden=8), steps_per_task=3)
+    out = measures.class_incremental(mlp_digits(hidden=8), steps_per_task=3)
     assert set(out) == {"average_accuracy", "bwt", "forgetting", "acc_after_own_task"}
     assert out["forgetting"] == pytest.approx(-out["bwt"])
     assert 0.0 <= out["average_accuracy"] <= 1.0
     # a network that learned each task and then lost it shows positive forgetting
     torch.manual_seed(0)
-    out = harness.class_incremental(mlp_digits(hidden=32), tasks=((0, 1), (2, 3)), steps_per_task=100)
+    out = measures.class_incremental(mlp_digits(hidden=32), tasks=((0, 1), (2, 3)), steps_per_task=100)
     assert out["acc_after_own_task"] > 0.9 and out["forgetting"] > 0.3
 
 
-def test_quick_reproduce_is_well_formed():
-    from zoo_kan_fair.reproduce import reproduce
+def test_quick_reproduction_runs_the_three_settings_at_equal_size():
+    from zoo_kan_fair.reproduce import REPRODUCTION
 
-    res = reproduce(quick=True)
-    assert res.plugin == "kan-fair" and set(res.table) == {"MLP", "KAN", "B-spline MLP"}
-    assert "QUICK RUN" in res.summary and len(res.settings["parts"]) == 4
-    for row in res.table.values():
-        assert {"digits_acc_mean", "formula_rel_rmse_gmean_mean", "cl_forgetting_mean", "digits_flops"} <= set(row)
+    from zoo.claims import run_claim
+
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert list(r.table) == ["MLP", "KAN", "B-spline MLP"] and r.seeds == [0, 1]
+    assert [c["check"] for c in r.checks] == ["digits_acc: MLP - KAN >= 0", "log_rel_rmse_gmean: MLP - KAN >= 0",
+                                              "log_rel_rmse_gmean: KAN - B-spline MLP >= -0.0953102",
+                                              "cl_forgetting: KAN - MLP >= 0"]
+    assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
+    for key in ("digits_params", "formula_params"):  # equal parameter count on both tasks
+        assert all(abs(r.table[k][key] - r.table["KAN"][key]) / r.table["KAN"][key] < 0.1 for k in r.table), key
+    # the KAN costs far more FLOPs than the MLP of its size (the paper's point), and trains differently
+    assert r.table["KAN"]["digits_flops"] > 5 * r.table["MLP"]["digits_flops"]
+    for key in ("digits_acc", "rel_rmse:xy", "cl_forgetting"):
+        assert r.per_seed["KAN"][key] != r.per_seed["MLP"][key], key
+    assert r.per_seed["B-spline MLP"]["rel_rmse:xy"] != r.per_seed["KAN"]["rel_rmse:xy"]

@@ -8,13 +8,13 @@ neuron, so it has the KAN's B-spline but the MLP's linear-then-activation struct
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import nn
 
 from zoo_nn.backbones import DigitsMLP
-from zoo_nn.kan import KAN, fit_spline_coef, bspline_basis, uniform_grid
+from zoo_nn.kan import KAN, bspline_basis, fit_spline_coef, uniform_grid
 
 __all__ = ["BSplineActivation", "BSplineMLP", "bspline_mlp", "bspline_mlp_digits", "kan_digits", "mlp_digits"]
 

@@ -7,7 +7,7 @@ PAPER = Paper(title="KAN or MLP: A Fairer Comparison", year=2024, arxiv="2407.16
               code="https://github.com/yu-rp/KANbeFair", catalog=103)
 
 CLAIM = ("At equal parameter count, MLP >= KAN except on symbolic formulas, where KAN's edge comes from its "
-         "B-splines, and KAN forgets more in class-incremental learning. Measured (3 seeds, 1 on formulas): on digits_classify "
+         "B-splines, and KAN forgets more in class-incremental learning. Measured (3 seeds): on digits_classify "
          "the MLP's mean test accuracy >= the KAN's; on formula_regress the KAN's geometric-mean relative RMSE "
          "< the MLP's, and the B-spline MLP's <= 1.1x the KAN's (matches or beats it); on class-incremental "
          "digits (5 two-class tasks) the KAN's forgetting (-backward transfer) > the MLP's")
@@ -30,5 +30,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="kan-fair", claim=CLAIM, reproduce="zoo_kan_fair.reproduce:reproduce",
+    return [ClaimSpec(plugin="kan-fair", claim=CLAIM, reproduce="zoo_kan_fair.reproduce:REPRODUCTION",
                       task="formula_regress", paper=PAPER, budget_s=180.0)]

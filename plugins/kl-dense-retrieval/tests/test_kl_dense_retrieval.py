@@ -7,14 +7,21 @@ import pytest
 import torch
 from torch.distributions import Normal, kl_divergence
 from torch.nn import functional as F
-
-import zoo
+from zoo_kl_dense_retrieval.model import (
+    DotRetriever,
+    MultivariateRetriever,
+    ann_doc_vectors,
+    ann_query_vectors,
+    gaussian_kl_score,
+)
+from zoo_kl_dense_retrieval.reproduce import REPRODUCTION
+from zoo_task_retrieval import data as data_mod
 from zoo_task_retrieval import task
 from zoo_task_retrieval.data import RetrievalData
+
+import zoo
+from zoo.claims import run_claim
 from zoo.testing import check_plugin
-from zoo_task_retrieval import data as data_mod
-from zoo_kl_dense_retrieval.model import (DotRetriever, MultivariateRetriever, ann_doc_vectors, ann_query_vectors,
-                                          gaussian_kl_score)
 
 TINY = {"kl_dense_retrieval": {"in_dim": 64, "dim": 7}, "dot_dense_retrieval": {"in_dim": 64, "dim": 16}}
 
@@ -104,7 +111,7 @@ def test_wiki_split_keeps_articles_and_queries_apart(monkeypatch):
         data_mod.wiki_split(10, 10)
 
 
-def test_training_improves_and_quick_reproduce_is_well_formed():
+def test_training_improves_the_kl_model():
     data = data_mod.synthetic_split(n_docs=120, n_queries=20, dim=64)
     torch.manual_seed(0)
     model = zoo.create("kl_dense_retrieval", in_dim=64, dim=15)
@@ -112,9 +119,16 @@ def test_training_improves_and_quick_reproduce_is_well_formed():
     stats = task.train(model, data, steps=40, batch_size=32, seed=0)
     after, _ = task.measure(model.eval(), data.train, k=10, latency_queries=0)
     assert stats["steps"] == 40 and after["mrr"] > before["mrr"]
-    from zoo_kl_dense_retrieval.reproduce import reproduce
 
-    out = reproduce(quick=True)
-    assert isinstance(out, zoo.ClaimResult) and isinstance(out.passed, bool) and out.settings["quick"]
-    assert out.table["kl_dense_retrieval seed 0: |<u, v> + KL| / max |KL|"]["relative error"] < 1e-10
-    assert {"kl_dense_retrieval (mean of 1 seeds)", "dot_dense_retrieval (mean of 1 seeds)"} <= set(out.table)
+
+def test_quick_reproduction_measures_kl_against_the_dot_head():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert list(r.rows)[:3] == ["kl_dense_retrieval", "dot_dense_retrieval", "raw MiniLM 384-d (task exact-dense, untrained)"]
+    assert len(r.rows) == 7 and r.seeds == [0, 1]
+    assert [c["check"] for c in r.checks] == ["kl_dense_retrieval rewrite_error <= 0.0001",
+                                              "ndcg@10: kl_dense_retrieval - dot_dense_retrieval >= 0.01"]
+    kl, dot = r.per_seed["kl_dense_retrieval"], r.per_seed["dot_dense_retrieval"]
+    assert max(kl["rewrite_error"]) < 1e-10  # the rewrite is exact, not merely within the margin
+    assert kl["final_train_loss"] != dot["final_train_loss"] and kl["mrr"] != dot["mrr"]  # two different models
+    assert all(math.isfinite(x) for x in kl["ndcg@10"] + dot["ndcg@10"] + kl["hnsw_top10_overlap"])
+    assert "rewrite_error" not in dot and r.verdict in ("reproduced", "not reproduced", "inconclusive")

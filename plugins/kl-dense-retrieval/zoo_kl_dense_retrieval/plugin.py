@@ -33,5 +33,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="kl-dense-retrieval", claim=CLAIM, reproduce="zoo_kl_dense_retrieval.reproduce:reproduce",
+    return [ClaimSpec(plugin="kl-dense-retrieval", claim=CLAIM, reproduce="zoo_kl_dense_retrieval.reproduce:REPRODUCTION",
                       task="retrieval", paper=PAPER)]

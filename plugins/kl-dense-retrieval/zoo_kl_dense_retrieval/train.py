@@ -5,11 +5,8 @@ import logging
 from typing import Any
 
 import torch
-
 from zoo_task_retrieval import task
-from zoo_task_retrieval.data import RetrievalData
-
-from zoo_task_retrieval.data import wiki_split
+from zoo_task_retrieval.data import RetrievalData, wiki_split
 
 log = logging.getLogger(__name__)
 

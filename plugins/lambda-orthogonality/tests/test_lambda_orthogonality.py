@@ -4,13 +4,13 @@ from __future__ import annotations
 import pytest
 import torch
 from torch.nn import functional as F
-
-import zoo
-from zoo_task_retrieval import task
-from zoo_task_retrieval.data import RetrievalData
-from zoo.testing import check_plugin
 from zoo_lambda_orthogonality.model import AffineAdapter, orthogonality_gap
 from zoo_lambda_orthogonality.reproduce import ranking_metrics
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import RetrievalData
+
+import zoo
+from zoo.testing import check_plugin
 
 
 def test_conformance(hub):
@@ -72,15 +72,29 @@ def test_lambda_trades_adaptation_for_orthogonality():
     assert gaps["orthogonal"] < 1e-8 < gaps["lambda"] < gaps["affine"]
 
 
-def test_ranking_metrics_and_quick_reproduce():
+def test_ranking_metrics_on_known_rankings():
     q = torch.tensor([[1.0, 0.0], [1.0, 0.2]])
     g = torch.tensor([[0.9, 0.1], [0.1, 0.9], [0.8, 0.3]])
     # query 0 (label 0): gallery 0 first, a hit; query 1 (label 1): order 0, 2, 1, hits at ranks 2 and 3
     m = ranking_metrics(q, g, torch.tensor([0, 1]), torch.tensor([0, 1, 1]))
     assert m["top1"] == 0.5 and m["map"] == pytest.approx((1.0 + (1 / 2 + 2 / 3) / 2) / 2)
-    from zoo_lambda_orthogonality.reproduce import reproduce
 
-    out = reproduce(quick=True)
-    assert isinstance(out, zoo.ClaimResult) and isinstance(out.passed, bool) and out.settings["quick"]
-    assert out.table["orthogonal"]["||A^T A - I||_F"] < 1e-4
-    assert out.table["orthogonal"]["self kNN top1"] == pytest.approx(out.table["new -> old, no adapter"]["self kNN top1"])
+
+def test_quick_reproduction_compares_the_adapters():
+    import math
+
+    from zoo_lambda_orthogonality.reproduce import REPRODUCTION, with_alignment
+
+    from zoo.claims import run_claim
+
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert list(r.table)[:3] == ["old -> old (reference)", "new -> old, no adapter", "affine (lam=0)"]
+    assert len(r.table) == 8 and r.seeds == [0, 1]
+    assert [c["check"] for c in r.checks] == ["compat_top1_seen: lambda-orthogonal (lam=1) - orthogonal >= 0",
+                                              "self_knn_top1: lambda-orthogonal (lam=1) - new -> old, no adapter >= -0.01"]
+    assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
+    # the strict adapter is orthogonal, so it keeps the new model's own kNN ranking exactly; lambda = 1 is not
+    assert max(r.per_seed["orthogonal"]["orth_gap"]) < 1e-4 < min(r.per_seed["lambda-orthogonal (lam=1)"]["orth_gap"])
+    assert r.per_seed["orthogonal"]["self_knn_top1"] == pytest.approx(r.per_seed["new -> old, no adapter"]["self_knn_top1"])
+    assert r.per_seed["lambda-orthogonal (lam=1)"]["compat_top1_seen"] != r.per_seed["orthogonal"]["compat_top1_seen"]
+    assert with_alignment("class").rows[2].args["alignment"] == "class"

@@ -27,4 +27,4 @@ def zoo_models() -> list[ModelSpec]:
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
     return [ClaimSpec(plugin="lambda-orthogonality", claim=CLAIM,
-                      reproduce="zoo_lambda_orthogonality.reproduce:reproduce", task="retrieval", paper=PAPER)]
+                      reproduce="zoo_lambda_orthogonality.reproduce:REPRODUCTION", task="retrieval", paper=PAPER)]

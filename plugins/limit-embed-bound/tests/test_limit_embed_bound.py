@@ -4,11 +4,20 @@ from __future__ import annotations
 import math
 
 import torch
-
-from zoo.testing import check_plugin
 from zoo_limit_embed_bound.data import evaluate_encoder, limit_dataset, to_vectors
-from zoo_limit_embed_bound.model import (SingleVector, _infonce, all_k_subsets_qrels, critical_n, fit_polynomial,
-                                         optimise_free_embeddings, topk_accuracy)
+from zoo_limit_embed_bound.model import (
+    SingleVector,
+    _infonce,
+    all_k_subsets_qrels,
+    critical_n,
+    fit_polynomial,
+    optimise_free_embeddings,
+    topk_accuracy,
+)
+from zoo_limit_embed_bound.reproduce import REPRODUCTION
+
+from zoo.claims import run_claim
+from zoo.testing import check_plugin
 
 
 def test_conformance(hub):
@@ -76,10 +85,18 @@ def test_evaluate_encoder_and_single_vector_shapes():
     assert out.shape == (4, 3) and torch.allclose(out.norm(dim=1), torch.ones(4), atol=1e-6)
 
 
-def test_quick_reproduce_is_well_formed():
-    from zoo_limit_embed_bound.reproduce import reproduce
-
-    out = reproduce(quick=True)
-    assert out.plugin == "limit-embed-bound" and isinstance(out.passed, bool)
-    assert {"free embedding d=2", "multi-vector MaxSim d=2", "single free embedding d=2"} <= set(out.table)
-    assert out.table["multi-vector MaxSim d=2"]["recall@2"] == 1.0  # an exact token match always scores highest
+def test_quick_reproduction_measures_single_vectors_against_maxsim():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert len(r.rows) == 5 + 2 + 3 * 3 and r.seeds == [0, 1]
+    assert [c["check"] for c in r.checks] == [
+        "critical_n: free embedding d=3 - free embedding d=2 >= 0", "critical_n: free embedding d=4 - free embedding d=3 >= 0",
+        "critical_n: free embedding d=5 - free embedding d=4 >= 0", "critical_n: free embedding d=6 - free embedding d=5 >= 0",
+        "critical_n: free embedding d=6 - free embedding d=2 >= 1", "single free embedding d=4 top2_failures >= 1",
+        *[f"recall@2: multi-vector MaxSim d={d} - single free embedding d={d} >= 0" for d in (4, 8, 16)]]
+    assert r.per_seed["free embedding d=2"]["critical_n"] == [3.0, 3.0]  # 2-d vectors order 3 docs, never 4
+    for d in (4, 8, 16):
+        assert r.per_seed[f"multi-vector MaxSim d={d}"]["recall@2"] == [1.0, 1.0]  # an exact token match scores highest
+    free = r.per_seed["single free embedding d=4"]
+    assert free["top2_failures"] == [round((1 - a) * 55) for a in free["top2_exact"]]
+    assert all(math.isfinite(x) for x in free["recall@2"] + r.per_seed["single trained encoder d=4"]["recall@2"])
+    assert r.per_seed["single trained encoder d=4"]["recall@2"] != r.per_seed["multi-vector MaxSim d=4"]["recall@2"]

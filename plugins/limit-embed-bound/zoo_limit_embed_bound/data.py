@@ -15,14 +15,13 @@ attribute), so any retrieval model can be evaluated on it; ``evaluate_encoder`` 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import torch
 from torch.nn import functional as F
-
-from zoo_task_retrieval.task import retrieval_metrics
 from zoo_task_retrieval.data import RetrievalData, VectorSets
+from zoo_task_retrieval.task import retrieval_metrics
 
 __all__ = ["LimitDataset", "limit_dataset", "to_vectors", "evaluate_encoder"]
 

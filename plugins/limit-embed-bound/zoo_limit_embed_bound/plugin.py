@@ -23,5 +23,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="limit-embed-bound", claim=CLAIM, reproduce="zoo_limit_embed_bound.reproduce:reproduce",
+    return [ClaimSpec(plugin="limit-embed-bound", claim=CLAIM, reproduce="zoo_limit_embed_bound.reproduce:REPRODUCTION",
                       task="retrieval", paper=PAPER)]

@@ -5,12 +5,12 @@ import pickle
 import pytest
 import torch
 from torch.nn import functional as F
-
-import zoo
-from zoo_task_formula_regress.task import torch_threads
-from zoo.testing import check_plugin
 from zoo_mlp_kan.convert import from_official
 from zoo_mlp_kan.model import FasterKAN, MLPExpert, MLPKANMoE, mlp_kan_formula, mlp_kan_vit
+from zoo_task_formula_regress.task import torch_threads
+
+import zoo
+from zoo.testing import check_plugin
 
 TINY_DEIT = {"num_classes": 5, "img_size": 32, "patch_size": 16, "dim": 24, "depth": 1, "heads": 3, "ffn_dim": 8}
 SMALL = {"mlp_kan_vit": {"dim": 16, "depth": 1, "heads": 2, "ffn_dim": 8}, "mlp_kan_deit": TINY_DEIT}
@@ -183,12 +183,21 @@ def test_converter_refuses_arbitrary_pickles_and_wrong_keys(tmp_path):
         from_official(odd, heads=3)
 
 
-def test_quick_reproduce_is_well_formed():
-    from zoo_mlp_kan.reproduce import reproduce
+def test_quick_reproduction_runs_both_tasks_at_equal_size():
+    from zoo_mlp_kan.reproduce import REPRODUCTION
 
-    res = reproduce(quick=True)
-    assert res.plugin == "mlp-kan" and "QUICK RUN" in res.summary
-    assert {"MLP-KAN ViT (digits)", "pure MLP ViT (digits)", "pure KAN ViT (digits)", "MLP-KAN (formula_regress)",
-            "mlp (formula_regress)", "kan (formula_regress)"} == set(res.table)
-    params = [res.table[k]["params"] for k in ("MLP-KAN ViT (digits)", "pure MLP ViT (digits)", "pure KAN ViT (digits)")]
-    assert max(params) / min(params) < 1.02
+    from zoo.claims import run_claim
+
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert list(r.table) == ["MLP-KAN", "MLP", "KAN"] and r.seeds == [0, 1]
+    assert [c["check"] for c in r.checks] == ["accuracy: MLP-KAN - MLP >= -0.02", "accuracy: MLP-KAN - KAN >= -0.02",
+                                              "log_rel_rmse_gmean: MLP - MLP-KAN >= -0.405465",
+                                              "log_rel_rmse_gmean: KAN - MLP-KAN >= -0.405465"]
+    assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
+    for key in ("digits_params", "formula_params"):  # the pure rows are sized to MLP-KAN on both tasks
+        p = r.table["MLP-KAN"][key]
+        assert all(abs(r.table[b][key] - p) / p < 0.1 for b in ("MLP", "KAN")), key
+    # the mixture is neither pure model: same seeds and batches, different results on both tasks
+    for b in ("MLP", "KAN"):
+        assert r.per_seed["MLP-KAN"]["final_train_loss"] != r.per_seed[b]["final_train_loss"]
+        assert r.per_seed["MLP-KAN"]["rel_rmse:xy"] != r.per_seed[b]["rel_rmse:xy"]

@@ -7,7 +7,7 @@ PAPER = Paper(title="MLP-KAN: Unifying Deep Representation and Function Learning
               code="https://github.com/DLYuanGod/MLP-KAN", catalog=6)
 
 CLAIM = ("MLP-KAN is competitive on both representation and function learning without choosing between MLP and "
-         "KAN. Measured (1 seed): on digits_classify its test accuracy is within 0.02 of the better of a pure-MLP "
+         "KAN. Measured (3 seeds): on digits_classify its test accuracy is within 0.02 of the better of a pure-MLP "
          "and a pure-KAN ViT of the same parameter count; on formula_regress (4 formulas) its geometric-mean "
          "relative RMSE is at most 1.5x the better of the task's MLP and KAN baselines at its parameter count")
 
@@ -36,5 +36,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="mlp-kan", claim=CLAIM, reproduce="zoo_mlp_kan.reproduce:reproduce",
+    return [ClaimSpec(plugin="mlp-kan", claim=CLAIM, reproduce="zoo_mlp_kan.reproduce:REPRODUCTION",
                       task="digits_classify", paper=PAPER, budget_s=180.0)]

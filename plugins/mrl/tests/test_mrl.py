@@ -1,11 +1,12 @@
 import pytest
 import torch
 from torch.nn import functional as F
-
-import zoo
-from zoo.testing import check_plugin
 from zoo_mrl.model import MRLHead, default_nesting, fixed_feature_digits_cnn, mrl_digits_cnn, mrl_resnet18, truncate
+from zoo_mrl.reproduce import REPRODUCTION
 from zoo_mrl.retrieval import adaptive_retrieve, knn
+
+from zoo.claims import run_claim
+from zoo.testing import check_plugin
 
 DIGITS_NESTING = (2, 4, 8, 16, 32, 64)
 
@@ -145,18 +146,13 @@ def test_pretrained_tag_is_an_unpinned_recipe():
     assert w.recipe == "zoo_mrl.train:digits" and not w.pinned and not w.files and not w.metrics
 
 
-def test_quick_reproduction_is_well_formed():
-    from zoo_mrl.reproduce import NESTING, reproduce
-
-    result = reproduce(quick=True)
-    assert isinstance(result, zoo.ClaimResult) and result.plugin == "mrl"
-    assert set(result.table) == {"MRL", "MRL-E", "FF", "MRL - FF", "MRL-E - FF"}
-    for row, values in result.table.items():
-        assert list(values) == [f"acc@{m}" for m in NESTING]
-        if " - " not in row:
-            assert all(0.0 <= v <= 1.0 for v in values.values())
-    for m in NESTING:
-        assert result.table["MRL - FF"][f"acc@{m}"] == pytest.approx(
-            result.table["MRL"][f"acc@{m}"] - result.table["FF"][f"acc@{m}"])
-    assert isinstance(result.passed, bool) and result.settings["quick"] is True
-    assert "REPRODUCED" in result.render()
+def test_quick_reproduction_compares_every_truncation_with_its_ff_model():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert list(r.rows) == ["MRL", "MRL-E", "FF"] and r.seeds == [0, 1]
+    assert [c["check"] for c in r.checks] == [f"acc@{m}: MRL - FF >= -0.01" for m in DIGITS_NESTING]
+    for row in r.per_seed.values():
+        assert list(row) == [f"acc@{m}" for m in DIGITS_NESTING]
+        assert all(450 * a == pytest.approx(round(450 * a)) for v in row.values() for a in v)  # counts of 450 images
+    assert r.per_seed["MRL"] != r.per_seed["FF"] != r.per_seed["MRL-E"]  # three different sets of models
+    assert all(c["mean"] == pytest.approx(r.table["MRL"][f"acc@{m}"] - r.table["FF"][f"acc@{m}"])
+               for c, m in zip(r.checks, DIGITS_NESTING, strict=True))

@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 import torch
 from torch.nn import functional as F
+from zoo_mrl.reproduce_retrieval import RETRIEVAL
+from zoo_mrl.retrieval import MatryoshkaProjection, PrefixIndex, adaptive_retrieve, knn, map_at_k, search_flops
 
-import zoo
-from zoo_mrl.reproduce_retrieval import MatryoshkaProjection
-from zoo_mrl.retrieval import PrefixIndex, adaptive_retrieve, knn, map_at_k, search_flops
+from zoo.claims import run_claim
 
 
 def test_prefix_index_matches_knn_and_adaptive_retrieve():
@@ -49,14 +49,23 @@ def test_matryoshka_projection_loss_sums_every_prefix():
     torch.testing.assert_close(head.loss(q, d, target, ignore), expected)
 
 
-def test_quick_adaptive_retrieval_reproduction_is_well_formed():
-    from zoo_mrl.reproduce_retrieval import reproduce
-
-    out = reproduce(quick=True)
-    assert isinstance(out, zoo.ClaimResult) and out.plugin == "mrl" and isinstance(out.passed, bool)
-    exact = out.table["digits MRL (mAP@10): exact search, D=64"]
-    assert exact["flops/query"] == 1347 * 64 and exact["top10 overlap"] == 1.0
-    short = out.table["digits MRL (mAP@10): shortlist K=50 at m=8, rerank at D=64"]
-    assert short["flops speed-up"] == pytest.approx(1347 * 64 / (1347 * 8 + 50 * 64))
-    assert 0.0 <= short["top10 overlap"] <= 1.0 and 0.0 <= short["quality"] <= 1.0
-    assert set(out.table["digits MRL: exact kNN mAP@10 at m"]) == {f"m={m}" for m in (2, 4, 8, 16, 32, 64)}
+def test_quick_adaptive_retrieval_claim_runs_on_the_harness():
+    r = run_claim(RETRIEVAL, quick=True, seeds=(0, 1))
+    assert [c["check"] for c in r.checks] == [f"{c}: best at >= 4x fewer multiply-adds quality - exact >= -0.01"
+                                              for c in ("digits", "wiki")]
+    exact = r.per_seed["digits: exact search, D=64"]
+    assert exact["flops/query"] == [1347 * 64] * 2 and exact["top10 overlap"] == [1.0, 1.0]
+    short = r.per_seed["digits: shortlist K=50 at m=8, rerank at D=64"]
+    assert short["flops speed-up"] == [pytest.approx(1347 * 64 / (1347 * 8 + 50 * 64))] * 2
+    assert [q - e for q, e in zip(short["quality"], exact["quality"], strict=True)] == pytest.approx(short["quality - exact"])
+    for corpus, grid in (("digits", ((2, 50), (4, 50), (8, 50), (16, 50))),
+                         ("wiki", ((16, 100), (32, 100), (64, 100), (32, 200)))):
+        dim = 64 if corpus == "digits" else 384
+        points = [r.per_seed[f"{corpus}: shortlist K={k} at m={m}, rerank at D={dim}"] for m, k in grid]
+        for i in range(2):  # the best row is the best grid point with >= 4x fewer multiply-adds, recomputed here
+            eligible = [p["quality - exact"][i] for p in points if p["flops speed-up"][i] >= 4]
+            assert r.per_seed[f"{corpus}: best at >= 4x fewer multiply-adds"]["quality - exact"][i] == max(eligible, default=-1)
+    assert r.per_seed["digits: best at >= 4x fewer multiply-adds"]["eligible points"] == [3.0, 3.0]  # m = 2, 4, 8
+    assert set(r.rows["digits MRL: exact kNN mAP@10 at m"]) == {f"m={m}" for m in (2, 4, 8, 16, 32, 64)}
+    assert r.per_seed["digits MRL: exact kNN mAP@10 at m"] != r.per_seed["digits FF (one model per m): exact kNN mAP@10"]
+    assert r.per_seed["wiki MRL projection: exact nDCG@10 at m"] != r.per_seed["wiki raw MiniLM: exact nDCG@10 at m"]

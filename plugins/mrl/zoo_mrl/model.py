@@ -10,7 +10,7 @@ dimensions, usable on their own.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import nn

@@ -29,5 +29,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="mrl", claim=CLAIM, reproduce="zoo_mrl.reproduce:reproduce",
+    return [ClaimSpec(plugin="mrl", claim=CLAIM, reproduce="zoo_mrl.reproduce:REPRODUCTION",
                       task="digits_classify", paper=PAPER)]

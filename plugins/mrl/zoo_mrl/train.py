@@ -1,31 +1,16 @@
 """Recipes for the pretrained tags (``zoo train mrl_digits_cnn.digits``): ``recipe(seed=0) -> (model, metrics)``."""
 from __future__ import annotations
 
-import contextlib
 import logging
-from typing import Callable, Iterator
+from collections.abc import Callable
 
 import torch
+
+from zoo.task import torch_threads
 
 log = logging.getLogger(__name__)
 
 STEPS = 600  # zoo_task_digits.task.DEFAULT_STEPS, fixed here so the recipe does not move if the task's default does
-
-
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run with ``n`` intra-op threads, then restore the caller's setting.
-
-    The digits models are tiny (batches of 64 8x8 images): a second thread buys nothing and on
-    small shared VMs costs a lot (measured 13 ms/step with 1 thread vs 90-240 ms/step with 2 on a
-    2-vCPU VM). One thread also makes the numbers independent of the machine's core count.
-    """
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def fit_digits(build: Callable[[], torch.nn.Module], *, seed: int = 0,
@@ -35,7 +20,7 @@ def fit_digits(build: Callable[[], torch.nn.Module], *, seed: int = 0,
     granularity (``accuracy@m``, and ``accuracy``: the largest one's)."""
     from zoo_task_digits import task as digits
 
-    with torch_threads(1):
+    with torch_threads(1):  # tiny models: one thread is faster on small shared machines and machine-independent
         torch.manual_seed(seed)
         model = build()
         stats = digits.train(model, steps=steps, seed=seed)

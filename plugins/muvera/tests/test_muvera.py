@@ -5,12 +5,14 @@ import math
 
 import pytest
 import torch
-
-import zoo
+from zoo_muvera.model import Muvera
+from zoo_muvera.reproduce import REPRODUCTION
 from zoo_task_retrieval import task
 from zoo_task_retrieval.data import VectorSets, load_synthetic
+
+import zoo
+from zoo.claims import run_claim
 from zoo.testing import check_plugin
-from zoo_muvera.model import Muvera
 
 SMALL = {"reps": 2, "k_sim": 2, "d_proj": 4, "dim": 64}
 
@@ -96,14 +98,24 @@ def test_search_reranks_fde_candidates_exactly():
     assert task.index_nbytes(index) == fde_bytes + data.docs.to(torch.float32).nbytes  # FDEs + rerank vectors
 
 
-def test_evaluate_and_quick_reproduce():
+def test_evaluate_sends_all_docs_when_candidates_exceed_the_corpus():
     r = zoo.evaluate(zoo.create("muvera_fde", **SMALL), n_docs=80, n_queries=8, latency_queries=1)
     assert set(r.baselines) == {"exact-maxsim"} and r.metrics["candidates"] == 80  # 100 > 80 docs: all
-    from zoo_muvera.reproduce import reproduce
 
-    out = reproduce(quick=True)
-    assert out.plugin == "muvera" and "fde @ recall 0.9" in out.table and isinstance(out.passed, bool)
-    assert out.settings["d_fde"] == 10240
+
+def test_quick_reproduction_counts_candidates_of_fde_and_the_sv_heuristic():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert list(r.rows)[:3] == ["muvera_fde", "token-knn-union", "exact-maxsim"] and len(r.rows) == 3 + 8 + 9
+    assert [c["check"] for c in r.checks] == ["log2_candidates@0.9: token-knn-union - muvera_fde >= 1"]
+    fde, sv = r.per_seed["muvera_fde"], r.per_seed["token-knn-union"]
+    assert fde["candidates@0.9"] != sv["candidates@0.9"] and fde["recall_nn"] != sv["recall_nn"]
+    assert all(x >= 0.9 for x in fde["recall_nn"])
+    assert [2 ** x for x in fde["log2_candidates@0.9"]] == pytest.approx(fde["candidates@0.9"])
+    for i in range(2):  # the FDE curve crosses 0.9 at the N the muvera_fde row reports
+        for n in (1, 2, 5, 10, 20, 50, 100, 200):
+            assert (r.per_seed[f"fde N={n}"]["recall_nn"][i] >= 0.9) == (n >= fde["candidates@0.9"][i]), n
+    assert r.per_seed["exact-maxsim"]["exact_recall@10"] == [1.0, 1.0] and fde["candidates"] == fde["candidates@0.9"]
+    assert all(math.isfinite(x) for x in sv["log2_candidates@0.9"] + fde["log2_candidates@0.9"])
 
 
 def test_vector_sets_encoding_matches_padded_forward():

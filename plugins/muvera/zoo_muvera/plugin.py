@@ -25,5 +25,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="muvera", claim=CLAIM, reproduce="zoo_muvera.reproduce:reproduce", task="retrieval",
+    return [ClaimSpec(plugin="muvera", claim=CLAIM, reproduce="zoo_muvera.reproduce:REPRODUCTION", task="retrieval",
                       paper=PAPER)]

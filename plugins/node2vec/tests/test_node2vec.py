@@ -1,12 +1,16 @@
+import math
+
 import numpy as np
 import pytest
 import torch
+from zoo_node2vec.model import Node2Vec, skipgram_pairs
+from zoo_node2vec.reproduce import REPRODUCTION
+from zoo_node2vec.walks import BiasedWalker, CSRGraph, alias_tables
+from zoo_task_graph_embed import task
 
 import zoo
-from zoo_task_graph_embed import task
+from zoo.claims import run_claim
 from zoo.testing import check_plugin
-from zoo_node2vec.model import Node2Vec, skipgram_pairs
-from zoo_node2vec.walks import BiasedWalker, CSRGraph, alias_tables
 
 TINY = {"num_nodes": 12, "dim": 4, "num_walks": 1, "walk_length": 5}
 
@@ -104,13 +108,19 @@ def test_fit_learns_structure_on_karate():
     assert task.link_auc(m.embeddings(), edges, non) > 0.7  # edges score above random pairs
 
 
-def test_quick_reproduce_is_well_formed():
-    from zoo_node2vec.reproduce import reproduce
-
-    r = reproduce(quick=True)
-    assert isinstance(r, zoo.ClaimResult) and r.plugin == "node2vec"
-    assert {"karate/node2vec", "karate/DeepWalk", "karate/spectral", "karate/adamic_adar"} <= set(r.table)
-    assert all(0.0 <= row["auc"] <= 1.0 for row in r.table.values())
+def test_quick_reproduction_compares_node2vec_with_every_rival():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    rivals = ["DeepWalk", *task.LINK_BASELINES]
+    assert list(r.table) == ["node2vec", *rivals] and r.seeds == [0, 1]
+    assert [c["check"] for c in r.checks] == [f"auc: node2vec - {x} >= 0" for x in rivals]
+    assert all(math.isfinite(v) for row in r.per_seed.values() for vs in row.values() for v in vs)
+    assert r.per_seed["node2vec"]["auc"] != r.per_seed["spectral"]["auc"]
+    assert all(p in (1.0, 4.0) for p in r.per_seed["node2vec"]["p"] + r.per_seed["node2vec"]["q"])  # the quick grid
+    # the baseline rows are the task's own, on the same seeded split the walk rows are scored on
+    edges, n, _ = task.load_graph("karate")
+    split = task.link_split(edges, 0.5, 1, num_nodes=n)
+    assert r.per_seed["adamic_adar"]["auc"][1] == task.heuristic_auc(split, ["adamic_adar"])["adamic_adar"]
+    assert r.verdict in ("reproduced", "not reproduced", "inconclusive")
 
 
 def test_subsample_drops_frequent_nodes_and_compacts_walks():

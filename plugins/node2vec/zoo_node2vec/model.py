@@ -13,14 +13,14 @@ with learning rate 0.025 decaying linearly to 0.0001 over one epoch, input vecto
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from zoo.task import run_budget
-from zoo.task import torch_threads
+from zoo.task import run_budget, torch_threads
 
 from .walks import BiasedWalker, CSRGraph, alias_tables
 

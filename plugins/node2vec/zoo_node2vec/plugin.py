@@ -26,5 +26,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="node2vec", claim=CLAIM, reproduce="zoo_node2vec.reproduce:reproduce",
+    return [ClaimSpec(plugin="node2vec", claim=CLAIM, reproduce="zoo_node2vec.reproduce:REPRODUCTION",
                       task="graph_embed", paper=PAPER)]

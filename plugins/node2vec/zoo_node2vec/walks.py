@@ -28,7 +28,7 @@ class CSRGraph:
     num_nodes: int
 
     @classmethod
-    def from_edges(cls, edges: np.ndarray, num_nodes: int, weights: np.ndarray | None = None) -> "CSRGraph":
+    def from_edges(cls, edges: np.ndarray, num_nodes: int, weights: np.ndarray | None = None) -> CSRGraph:
         """Symmetrise ``edges`` (E, 2); duplicate edges add their weights; self-loops are dropped.
 
         >>> g = CSRGraph.from_edges(np.array([[0, 1], [1, 2]]), 3)

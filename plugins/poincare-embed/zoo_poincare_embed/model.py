@@ -23,8 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from zoo.task import run_budget
-from zoo.task import torch_threads
+from zoo.task import run_budget, torch_threads
 
 log = logging.getLogger(__name__)
 

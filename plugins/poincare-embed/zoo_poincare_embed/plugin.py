@@ -25,5 +25,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="poincare-embed", claim=CLAIM, reproduce="zoo_poincare_embed.reproduce:reproduce",
+    return [ClaimSpec(plugin="poincare-embed", claim=CLAIM, reproduce="zoo_poincare_embed.reproduce:REPRODUCTION",
                       task="graph_embed", paper=PAPER)]

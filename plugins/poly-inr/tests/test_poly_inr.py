@@ -1,9 +1,12 @@
+import math
+
 import torch
 
 import zoo
+from zoo.claims import run_claim
 from zoo.testing import check_plugin
 from zoo_poly_inr.model import PolyINR
-from zoo_poly_inr.reproduce import reproduce
+from zoo_poly_inr.reproduce import REPRODUCTION
 
 
 def test_conformance(hub):
@@ -45,9 +48,13 @@ def test_clamp_and_no_positional_encoding():
     assert float(m(torch.zeros(1, 2))[0, 0]) == 256.0
 
 
-def test_quick_reproduction_is_well_formed():
-    r = reproduce(quick=True)
-    assert set(r.table) == {"poly_inr (no PE)", "relu-ff", "siren", "relu-mlp (no PE)"}
-    assert isinstance(r.passed, bool)
+def test_quick_reproduction_measures_poly_inr_against_relu_ff():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert set(r.table) == {"poly_inr (no PE)", "relu-ff", "siren", "relu-mlp (no PE)"} and r.seeds == [0, 1]
     p = r.table["poly_inr (no PE)"]["params"]
-    assert abs(r.table["siren"]["params"] - p) / p < 0.1
+    assert all(abs(row["params"] - p) / p < 0.1 for row in r.table.values())  # equal parameter counts
+    assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
+    # different networks on the same signal: a swap of Poly-INR for its baseline would show here
+    assert r.per_seed["poly_inr (no PE)"]["psnr_train"] != r.per_seed["relu-ff"]["psnr_train"]
+    assert [c["check"] for c in r.checks] == ["psnr_train: poly_inr (no PE) - relu-ff >= 0"]
+    assert all(math.isfinite(v) for v in r.checks[0]["ci95"]) and r.verdict in ("reproduced", "not reproduced", "inconclusive")

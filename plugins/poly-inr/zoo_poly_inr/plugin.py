@@ -27,5 +27,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="poly-inr", claim=CLAIM, reproduce="zoo_poly_inr.reproduce:reproduce", task=TASK,
+    return [ClaimSpec(plugin="poly-inr", claim=CLAIM, reproduce="zoo_poly_inr.reproduce:REPRODUCTION", task=TASK,
                       paper=PAPER, budget_s=180.0)]

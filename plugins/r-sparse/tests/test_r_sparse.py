@@ -1,16 +1,19 @@
 """Conformance kit plus behaviour tests of the R-Sparse linear layer, its budget and calibration."""
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from torch import nn
-
-import zoo
-from zoo_nn.gpt import GPT
-from zoo.testing import check_plugin
 from zoo_r_sparse.allocation import search_sparse_ratios
 from zoo_r_sparse.model import RSparseLinear, budget, calibrate, rsparse_linears, rsparsify
+from zoo_r_sparse.reproduce import MAGNITUDE, REPRODUCTION, RSPARSE
 from zoo_r_sparse.speed import mac_fraction, sparse_matvec, time_decode
+
+from zoo.claims import run_claim
+from zoo.testing import check_plugin
+from zoo_nn.gpt import GPT
 
 TINY = {"dim": 32, "depth": 1, "heads": 2, "block_size": 16}
 
@@ -95,10 +98,16 @@ def test_alpha_search_picks_the_least_error():
     assert len(alphas) == 7 and all(a == min(e, key=e.get) for a, e in zip(alphas, errors, strict=True))
 
 
-def test_quick_reproduce_is_well_formed():
-    from zoo_r_sparse.reproduce import reproduce
-
-    r = reproduce(quick=True)
-    assert isinstance(r, zoo.ClaimResult) and r.plugin == "r-sparse" and isinstance(r.passed, bool)
-    assert "R-Sparse (searched alpha)" in r.table and "magnitude-only (alpha=1, |x|)" in r.table
-    assert r.summary.startswith("QUICK RUN") and r.settings["sparsity"] == 0.5
+def test_quick_reproduction_compares_rsparse_with_magnitude_sparsity():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    dense = "dense (gpt-rms-swiglu)"
+    assert list(r.table) == [dense, RSPARSE, "R-Sparse (alpha=0.5)", MAGNITUDE, "low-rank only (alpha=0)"]
+    assert [c["check"] for c in r.checks] == [f"{RSPARSE} bpc_increase <= 0.02", f"val_bpc: {MAGNITUDE} - {RSPARSE} >= 0"]
+    assert r.seeds == [0, 1] and all(math.isfinite(v) for row in r.per_seed.values() for vs in row.values() for v in vs)
+    assert r.per_seed[RSPARSE]["val_bpc"] != r.per_seed[MAGNITUDE]["val_bpc"]  # two sparsifiers, two results
+    assert r.per_seed[dense]["val_bpc"][0] != r.per_seed[dense]["val_bpc"][1]  # each seed trains its own GPT
+    for seed in (0, 1):  # the increase is over the same seed's dense model
+        got = r.per_seed[RSPARSE]["bpc_increase"][seed]
+        assert got == pytest.approx(r.per_seed[RSPARSE]["val_bpc"][seed] / r.per_seed[dense]["val_bpc"][seed] - 1)
+    assert r.table[MAGNITUDE]["mean_rank"] == 0 and r.table["low-rank only (alpha=0)"]["mean_alpha"] == 0
+    assert r.verdict in ("reproduced", "not reproduced", "inconclusive")

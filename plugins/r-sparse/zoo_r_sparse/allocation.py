@@ -8,7 +8,7 @@ taken from the dense model (the layer's sparsity, and hence the model-level spar
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import nn

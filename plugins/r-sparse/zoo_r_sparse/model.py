@@ -19,14 +19,14 @@ norm of W, and the budget arithmetic follows the authors' released code
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+from zoo_task_char_lm.task import GPT_DEFAULTS, NORMS
 
 from zoo_nn.gpt import GPT
-from zoo_task_char_lm.task import GPT_DEFAULTS, NORMS
 
 __all__ = ["RSparseLinear", "budget", "rsparsify", "rsparse_linears", "block_linears", "layer_inputs", "calibrate", "rsparse_gpt"]
 
@@ -78,7 +78,7 @@ class RSparseLinear(nn.Module):
 
     @classmethod
     def from_linear(cls, linear: nn.Linear, sparsity: float = 0.5, sparse_ratio: float = 0.5,
-                    score: str = "rsparse") -> "RSparseLinear":
+                    score: str = "rsparse") -> RSparseLinear:
         layer = cls(linear.in_features, linear.out_features, linear.bias is not None, sparsity, sparse_ratio, score)
         with torch.no_grad():
             layer.weight.copy_(linear.weight)

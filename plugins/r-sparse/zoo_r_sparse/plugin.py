@@ -24,5 +24,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="r-sparse", claim=CLAIM, reproduce="zoo_r_sparse.reproduce:reproduce", task=TASK,
+    return [ClaimSpec(plugin="r-sparse", claim=CLAIM, reproduce="zoo_r_sparse.reproduce:REPRODUCTION", task=TASK,
                       paper=PAPER, budget_s=180.0)]

@@ -5,12 +5,13 @@ import math
 
 import pytest
 import torch
-
-import zoo
-from zoo.testing import check_plugin
-from zoo_task_char_lm import task as char_lm
 from zoo_relu2_sparsity import cett
 from zoo_relu2_sparsity.model import SquaredReLU, reglu_gpt, relu2_gpt
+from zoo_relu2_sparsity.reproduce import MODELS, OTHERS, RELU2, REPRODUCTION
+from zoo_task_char_lm import task as char_lm
+
+from zoo.claims import run_claim
+from zoo.testing import check_plugin
 
 TINY = {"dim": 32, "depth": 2, "heads": 2, "block_size": 32}
 
@@ -100,10 +101,15 @@ def test_ppl_sparsity_respects_the_loss_limit(trained, data):
     assert 0.0 <= hw["token_reuse"] <= 1.0 and 0.2 - 1e-6 <= hw["hot_coverage"] <= 1.0
 
 
-def test_quick_reproduce_is_well_formed():
-    from zoo_relu2_sparsity.reproduce import reproduce
-
-    r = reproduce(quick=True)
-    assert isinstance(r, zoo.ClaimResult) and r.plugin == "relu2-sparsity" and isinstance(r.passed, bool)
-    assert set(r.table) == {"ReLU (gpt-rms-relu)", "SwiGLU (gpt-rms-swiglu)", "ReGLU (reglu_gpt)", "ReLU2 (relu2_gpt)"}
-    assert r.summary.startswith("QUICK RUN") and len(r.settings["corpus_sha256"]) == 64
+def test_quick_reproduction_ranks_relu2_against_each_other_ffn():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert list(r.table) == list(MODELS) and r.seeds == [0, 1]
+    assert [c["check"] for c in r.checks] == [f"ppl1_sparsity: {RELU2} - {other} >= 0" for other in OTHERS]
+    assert all(math.isfinite(v) for row in r.per_seed.values() for vs in row.values() for v in vs)
+    assert r.per_seed[RELU2]["ppl1_sparsity"] != r.per_seed["ReLU (gpt-rms-relu)"]["ppl1_sparsity"]
+    # SwiGLU has no exact zeros, the ReLU family has many: the rows really are different FFNs
+    assert r.table["SwiGLU (gpt-rms-swiglu)"]["exact_zero_sparsity"] == 0.0
+    assert min(r.table[label]["exact_zero_sparsity"] for label in MODELS if "SwiGLU" not in label) > 0.1
+    params = [r.table[label]["params"] for label in MODELS]
+    assert max(params) / min(params) < 1.01  # equal parameters
+    assert r.verdict in ("reproduced", "not reproduced", "inconclusive")

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import torch
 from torch import nn
+from zoo_task_char_lm import task as char_lm
 
 from zoo_nn.gpt import capture_hidden, hidden_hooks
-from zoo_task_char_lm import task as char_lm
 
 __all__ = ["CETTCurve", "neuron_magnitudes", "cett", "calibrate", "truncation", "evaluate_at", "ppl_sparsity",
            "predictivity", "hardware_affinity"]

@@ -26,5 +26,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="relu2-sparsity", claim=CLAIM, reproduce="zoo_relu2_sparsity.reproduce:reproduce",
+    return [ClaimSpec(plugin="relu2-sparsity", claim=CLAIM, reproduce="zoo_relu2_sparsity.reproduce:REPRODUCTION",
                       task=TASK, paper=PAPER, budget_s=180.0)]

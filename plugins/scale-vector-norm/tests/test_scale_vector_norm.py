@@ -6,10 +6,11 @@ import math
 import pytest
 import torch
 from torch import nn
-
-import zoo
-from zoo.testing import check_plugin
 from zoo_scale_vector_norm.model import STRATEGIES, ScaledLinear, ScaleVector, svn_gpt
+from zoo_scale_vector_norm.reproduce import REPRODUCTION, ROWS
+
+from zoo.claims import run_claim
+from zoo.testing import check_plugin
 
 TINY = {"dim": 32, "depth": 2, "heads": 2, "block_size": 16}
 
@@ -109,9 +110,15 @@ def test_weight_decay_policy():
     assert n_scale / sum(p.numel() for p in uni.parameters()) < 0.05 and math.isfinite(n_scale)
 
 
-def test_quick_reproduce_is_well_formed():
-    from zoo_scale_vector_norm.reproduce import ROWS, reproduce
-
-    r = reproduce(quick=True)
-    assert isinstance(r, zoo.ClaimResult) and r.plugin == "scale-vector-norm" and isinstance(r.passed, bool)
-    assert list(r.table) == list(ROWS) and r.summary.startswith("QUICK RUN")
+def test_quick_reproduction_checks_each_part_of_the_claim():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert list(r.table) == list(ROWS) and r.seeds == [0, 1]
+    assert [c["check"] for c in r.checks] == [
+        "val_bpc: none - standard >= 0", "val_bpc: standard - standard_wd_in >= 0", "val_bpc: standard_wd_out - standard >= 0",
+        "val_bpc: standard - unified >= 0", "val_bpc: standard_wd_in - unified >= 0", "val_bpc: standard_wd_out - unified >= 0"]
+    assert all(math.isfinite(v) for row in r.per_seed.values() for vs in row.values() for v in vs)
+    # same init function, different training: the strategies part after a few steps, and so do the seeds
+    assert r.per_seed["unified"]["val_bpc"] != r.per_seed["standard"]["val_bpc"]
+    assert r.per_seed["standard"]["val_bpc"][0] != r.per_seed["standard"]["val_bpc"][1]
+    assert r.table["none"]["params"] < r.table["standard"]["params"] < r.table["unified"]["params"]
+    assert r.verdict in ("reproduced", "not reproduced", "inconclusive")

@@ -7,7 +7,7 @@ PAPER = Paper(title="Negligible in Size, Significant in Effect: On Scale Vectors
               arxiv="2605.26895", catalog=79)
 
 TASK = "char_lm"
-CLAIM = ("In a small pre-norm char_lm GPT (2 seeds): removing scale vectors degrades validation loss; weight decay "
+CLAIM = ("In a small pre-norm char_lm GPT: removing scale vectors degrades validation loss; weight decay "
          "helps Input-Norm scales and hurts Output-Norm (QK-norm) scales; the unified strategy (branch-specific "
          "scales, scales on both sides of each branch's linear map, magnitude-direction reparameterisation, decay on "
          "Input-Norm scales only) reaches a lower loss than the best standard baseline")
@@ -24,5 +24,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="scale-vector-norm", claim=CLAIM, reproduce="zoo_scale_vector_norm.reproduce:reproduce",
+    return [ClaimSpec(plugin="scale-vector-norm", claim=CLAIM, reproduce="zoo_scale_vector_norm.reproduce:REPRODUCTION",
                       task=TASK, paper=PAPER, budget_s=180.0)]

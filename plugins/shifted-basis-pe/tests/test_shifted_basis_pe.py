@@ -2,9 +2,10 @@ import math
 
 import torch
 
+from zoo.claims import run_claim
 from zoo.testing import check_plugin
 from zoo_shifted_basis_pe.model import ShiftedBasisEmbedding, ShiftedBasisMLP, distance_preservation, stable_rank
-from zoo_shifted_basis_pe.reproduce import reproduce
+from zoo_shifted_basis_pe.reproduce import FOURIER, NON_FOURIER, REPRODUCTION, SWEEPS
 
 SMALL = {"n_centers": 8, "hidden": 8}
 
@@ -61,11 +62,24 @@ def test_linear_model_option_and_default_lr():
     assert len(m.body) == 0 and m.head.in_features == 16 and m.default_lr == 1e-3
 
 
-def test_quick_reproduction_is_well_formed():
-    r = reproduce(quick=True)
-    assert isinstance(r.passed, bool) and r.settings["quick"]
-    assert {"2d siren", "2d relu-ff"} <= set(r.table)
-    assert all("stable_rank" in v for k, v in r.table.items() if k.startswith("1d"))
+def test_quick_reproduction_runs_both_sweeps_and_decides_on_their_best():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    sweep_rows = {f"{d}d {b} s={s:g}" for d in (1, 2) for b, sigmas in SWEEPS[d].items() for s in sigmas}
+    best_rows = {f"{d}d {k} best" for d in (1, 2) for k in ("non-fourier", "fourier")}
+    assert set(r.table) == sweep_rows | best_rows | {"2d siren", "2d relu-ff", "1d gaussian trade-off"}
+    assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
+    for d in (1, 2):  # each "best" row is the maximum of its sweep's rows, seed by seed
+        for kind, bases in (("non-fourier", NON_FOURIER), ("fourier", FOURIER)):
+            rows = [r.per_seed[f"{d}d {b} s={s:g}"]["psnr_test"] for b in bases for s in SWEEPS[d][b]]
+            assert r.per_seed[f"{d}d {kind} best"]["psnr_test"] == [max(v) for v in zip(*rows, strict=True)]
+        assert r.per_seed[f"{d}d non-fourier best"]["psnr_test"] != r.per_seed[f"{d}d fourier best"]["psnr_test"]
+    # narrow Gaussians: high stable rank, poor distance preservation; wide ones the opposite
+    narrow, wide = r.table["1d gaussian s=0.003"], r.table["1d gaussian s=0.2"]
+    assert narrow["stable_rank"] > 10 * wide["stable_rank"] and narrow["dist_pres"] < 0.5 < 0.95 < wide["dist_pres"]
+    assert [c["check"] for c in r.checks] == ["1d gaussian trade-off spearman_rank_train >= 0.8",
+                                              "1d gaussian trade-off interior_peak_db >= 1",
+                                              "psnr_test: 1d non-fourier best - 1d fourier best >= -1",
+                                              "psnr_test: 2d non-fourier best - 2d fourier best >= -1"]
 
 
 def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():

@@ -34,5 +34,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="shifted-basis-pe", claim=CLAIM, reproduce="zoo_shifted_basis_pe.reproduce:reproduce",
+    return [ClaimSpec(plugin="shifted-basis-pe", claim=CLAIM, reproduce="zoo_shifted_basis_pe.reproduce:REPRODUCTION",
                       task=TASK, paper=PAPER, budget_s=180.0)]

@@ -1,15 +1,19 @@
 """Conformance kit plus behaviour tests of Signed MaxSim, the sparse constructions and the model."""
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
-
-import zoo
+from zoo_signed_maxsim.model import LateInteraction, signed_maxsim
+from zoo_signed_maxsim.reproduce import REPRODUCTION
+from zoo_signed_maxsim.sparse import encode_sparse, maxsim_exact, random_sparse
 from zoo_task_retrieval import task
 from zoo_task_retrieval.data import VectorSets, load_synthetic
+
+import zoo
+from zoo.claims import run_claim
 from zoo.testing import check_plugin
-from zoo_signed_maxsim.model import LateInteraction, signed_maxsim
-from zoo_signed_maxsim.sparse import encode_sparse, maxsim_exact, random_sparse
 
 TINY = {"d_model": 16, "n_heads": 2, "ff": 32, "out_dim": 8}
 
@@ -73,13 +77,23 @@ def test_model_shapes_and_identical_initial_weights():
     torch.testing.assert_close(full, batch.detach())
 
 
-def test_training_and_quick_reproduce():
+def test_evaluate_trains_the_signed_model():
     data = load_synthetic("negation", n_docs=40, n_queries=6, n_train_queries=60)
     r = zoo.evaluate(zoo.create("signed_maxsim_colbert", **TINY), data=data, steps=3, latency_queries=1)
     assert r.metrics["steps"] == 3 and r.config["trained"] and set(r.baselines) == {"exact-maxsim"}
-    from zoo_signed_maxsim.reproduce import reproduce
 
-    out = reproduce(quick=True)
-    assert out.table["exactness: maxsim (u, v >= 0)"]["max_abs_error"] < 1e-6
-    assert out.table["exactness: maxsim, Q+ only (real u, v)"]["max_abs_error"] > 1e-3
-    assert {"maxsim_colbert", "signed_maxsim_colbert"} <= set(out.table) and isinstance(out.passed, bool)
+
+def test_quick_reproduction_measures_signed_against_plain_maxsim():
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert list(r.rows) == ["exactness", "exact-maxsim (raw word vectors)", "maxsim_colbert", "signed_maxsim_colbert"]
+    assert [c["check"] for c in r.checks] == [
+        "exactness maxsim_error <= 1e-06", "exactness signed_maxsim_error <= 1e-06",
+        "ndcg@10 shift: signed_maxsim_colbert - maxsim_colbert >= 0.1",
+        "ndcg@10 negation_only: signed_maxsim_colbert - maxsim_colbert >= 0.1"]
+    exact = r.per_seed["exactness"]
+    assert max(exact["maxsim_error"] + exact["signed_maxsim_error"]) < 1e-6
+    assert min(exact["maxsim_q+_only_error"]) > 1e-3  # signs matter: MaxSim of Q+ alone is not the inner product
+    plain, signed = r.per_seed["maxsim_colbert"], r.per_seed["signed_maxsim_colbert"]
+    assert plain["final_train_loss"] != signed["final_train_loss"]  # the same start, a different score in the loss
+    assert all(math.isfinite(x) for s in ("shift", "negation_only") for x in plain[f"ndcg@10 {s}"] + signed[f"ndcg@10 {s}"])
+    assert r.verdict in ("reproduced", "not reproduced", "inconclusive")

@@ -28,5 +28,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="signed-maxsim", claim=CLAIM, reproduce="zoo_signed_maxsim.reproduce:reproduce",
+    return [ClaimSpec(plugin="signed-maxsim", claim=CLAIM, reproduce="zoo_signed_maxsim.reproduce:REPRODUCTION",
                       task="retrieval", paper=PAPER)]

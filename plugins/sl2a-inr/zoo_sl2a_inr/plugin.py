@@ -28,5 +28,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="sl2a-inr", claim=CLAIM, reproduce="zoo_sl2a_inr.reproduce:reproduce", task=TASK,
+    return [ClaimSpec(plugin="sl2a-inr", claim=CLAIM, reproduce="zoo_sl2a_inr.reproduce:REPRODUCTION", task=TASK,
                       paper=PAPER, budget_s=180.0)]

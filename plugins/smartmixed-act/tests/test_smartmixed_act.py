@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import torch
-
-import zoo
-from zoo_task_digits import task
-from zoo.testing import check_plugin
 from zoo_smartmixed_act.model import POOL, SmartMixedActivation, choice_counts, freeze, smartmixed_layers, smartmixed_mlp
 from zoo_smartmixed_act.training import freeze_after
+from zoo_task_digits import task
+
+import zoo
+from zoo.testing import check_plugin
 
 
 def test_conformance(hub):
@@ -110,12 +110,23 @@ def test_freeze_before_the_first_step_keeps_the_initial_logits():
     assert len(counts) == 3 and all(torch.equal(a, b) for a, b in zip(start, _logits(model), strict=True))
 
 
-def test_quick_reproduce_is_well_formed():
-    from zoo_smartmixed_act.reproduce import reproduce
+def test_quick_reproduction_measures_choices_and_inference_cost():
+    import math
 
-    result = reproduce(quick=True)
-    assert isinstance(result, zoo.ClaimResult) and result.plugin == "smartmixed-act"
-    assert "depth 2: ReLU-only (task baseline mlp-ln-relu)" in result.table
-    assert result.passed == all(result.settings["checks"].values()) and "QUICK RUN" in result.summary
-    layer_rows = [v for k, v in result.table.items() if "choices" in k]
-    assert len(layer_rows) == 2 and all(sum(v.values()) == 128 for v in layer_rows)
+    from zoo_smartmixed_act.reproduce import REPRODUCTION
+
+    from zoo.claims import run_claim
+
+    r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
+    assert list(r.table) == [f"{kind} d={d}" for d in (2, 3, 4) for kind in ("SmartMixed", "ReLU-only")]
+    assert [c["check"] for c in r.checks] == ["SmartMixed d=2 chi2_p <= 0.01", "SmartMixed d=3 chi2_p <= 0.01",
+                                              "SmartMixed d=4 chi2_p <= 0.01", "SmartMixed d=4 frozen_over_selection <= 1"]
+    assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
+    sm = r.table["SmartMixed d=3"]
+    # every hidden neuron chose exactly one function per layer: 128 per layer
+    assert [sum(sm[f"layer{i}:{f}"] for f in POOL) for i in (1, 2, 3)] == [128.0] * 3 and "layer4:elu" not in sm
+    # SmartMixed is not the ReLU-only MLP: other losses, and the selection logits only while training
+    assert r.per_seed["SmartMixed d=2"]["final_train_loss"] != r.per_seed["ReLU-only d=2"]["final_train_loss"]
+    assert sm["params"] > sm["params_at_inference"] == r.table["ReLU-only d=3"]["params"]
+    assert {"infer_ms_frozen", "infer_ms_selection"} <= set(r.table["SmartMixed d=4"])
+    assert "infer_ms_frozen" not in r.table["SmartMixed d=2"]

@@ -25,7 +25,7 @@ argmax without noise (the choice ``freeze()`` would make), so evaluation is dete
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn

@@ -10,8 +10,8 @@ TASK = "digits_classify"
 CLAIM = ("Neurons in different layers prefer different activation functions, and the frozen network stays "
          "efficient (small scale: DigitsMLP of depth 2, 3 and 4 on digits_classify, 3 seeds, selection for half the "
          "steps then frozen: (a) per depth, a chi-square test rejects equal per-layer choice distributions at "
-         "p < 0.01; (b) the frozen network's inference is faster than the selection-phase network's; accuracy vs a "
-         "ReLU-only MLP of the same depth is reported)")
+         "p <= 0.01 (each seed's choices); (b) the frozen network's inference is faster than the selection-phase "
+         "network's; accuracy vs a ReLU-only MLP of the same depth is reported)")
 
 
 @hookimpl
@@ -26,5 +26,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="smartmixed-act", claim=CLAIM, reproduce="zoo_smartmixed_act.reproduce:reproduce",
+    return [ClaimSpec(plugin="smartmixed-act", claim=CLAIM, reproduce="zoo_smartmixed_act.reproduce:REPRODUCTION",
                       task=TASK, paper=PAPER, budget_s=180.0)]

@@ -14,7 +14,7 @@ Frozen logits get no gradient, so the optimiser leaves them alone in phase 2.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 from torch import nn
 

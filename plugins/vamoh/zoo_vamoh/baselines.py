@@ -42,6 +42,14 @@ def gon_encode(gon: nn.Module, coords: torch.Tensor, values: torch.Tensor, mask:
     return -g
 
 
+def gon_predict(gon: nn.Module, coords: torch.Tensor, values: torch.Tensor, out_coords: torch.Tensor,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+    """GON conditioned on a set (its latent from the observed ``values``), evaluated at ``out_coords``: (B, M, C)."""
+    z = gon_encode(gon, coords, values, mask).detach()
+    with torch.no_grad():
+        return gon.decode(z, out_coords)
+
+
 def fit_gon_masked(gon: nn.Module, signal_set: SignalSet, *, steps: int, seed: int = 0) -> dict:
     """Train an implicit GON with latents from random pixel subsets; the outer loss covers all pixels."""
     x = signal_set.train

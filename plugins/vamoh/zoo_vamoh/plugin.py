@@ -26,5 +26,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="vamoh", claim=CLAIM, reproduce="zoo_vamoh.reproduce:reproduce", task=TASK, paper=PAPER,
+    return [ClaimSpec(plugin="vamoh", claim=CLAIM, reproduce="zoo_vamoh.reproduce:REPRODUCTION", task=TASK, paper=PAPER,
                       budget_s=180.0)]

@@ -8,7 +8,7 @@ PAPER = Paper(title="ViKANformer: Embedding Kolmogorov Arnold Networks in Vision
 
 TASK = "digits_classify"
 CLAIM = ("SineKAN, Fast-KAN and vanilla (B-spline) KAN feed-forward layers reach over 97% accuracy, at extra "
-         "training cost. Measured on digits_classify (TinyViT, 2 blocks of D=64, 400 steps, 1 seed): the sine, "
+         "training cost. Measured on digits_classify (TinyViT, 2 blocks of D=64, 400 steps, 3 seeds): the sine, "
          "fast and vanilla ViKANformers each reach test accuracy >= 0.97 and each takes more time per training "
          "step than the same ViT with its MLP (interleaved timing)")
 
@@ -34,5 +34,5 @@ def zoo_models() -> list[ModelSpec]:
 
 @hookimpl
 def zoo_claims() -> list[ClaimSpec]:
-    return [ClaimSpec(plugin="vikanformer", claim=CLAIM, reproduce="zoo_vikanformer.reproduce:reproduce", task=TASK,
+    return [ClaimSpec(plugin="vikanformer", claim=CLAIM, reproduce="zoo_vikanformer.reproduce:REPRODUCTION", task=TASK,
                       paper=PAPER, budget_s=180.0)]

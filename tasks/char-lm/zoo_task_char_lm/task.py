@@ -27,14 +27,15 @@ import math
 import sys
 import sysconfig
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 from torch import nn
 
-from zoo_nn.gpt import GPT, hidden_hooks
 from zoo.task import Result, count_params, run_budget
+from zoo_nn.gpt import GPT, hidden_hooks
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +80,10 @@ def decode(ids: Sequence[int] | torch.Tensor) -> str:
     return "".join("\ufffd" if i == 0 else VOCAB[i] for i in (ids.tolist() if isinstance(ids, torch.Tensor) else ids))
 
 
+def _python_version() -> str:
+    return ".".join(str(v) for v in sys.version_info[:3])
+
+
 @functools.lru_cache(maxsize=1)
 def _full_text() -> str:
     root = Path(sysconfig.get_paths()["stdlib"])
@@ -90,7 +95,7 @@ def _full_text() -> str:
                                     f"(Python {sys.version_info.major}.{sys.version_info.minor} at {root})")
         parts.append(path.read_text(encoding="utf-8"))
     text = "\n".join(parts)
-    version = "%d.%d.%d" % sys.version_info[:3]
+    version = _python_version()
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     if EXPECTED_SHA256.get(version) != digest:
         log.warning("%s: corpus sha256 %s on Python %s is not the reference one (%s); results are comparable "
@@ -108,7 +113,7 @@ def corpus_info(max_chars: int | None = None) -> dict[str, Any]:
     """What identifies the corpus: sha256 of its text, size, Python version and files."""
     text = corpus_text(max_chars)
     return {"corpus_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "corpus_chars": len(text),
-            "python": "%d.%d.%d" % sys.version_info[:3], "corpus_files": len(CORPUS_FILES), "vocab_size": VOCAB_SIZE}
+            "python": _python_version(), "corpus_files": len(CORPUS_FILES), "vocab_size": VOCAB_SIZE}
 
 
 @functools.lru_cache(maxsize=4)
@@ -289,12 +294,13 @@ def check_output(model: nn.Module, output: Any) -> None:
 
 def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | None = None, seed: int = 0,
              baselines: list[str] | None = None, train_model: bool | None = None, data: Data | None = None,
-             **train_kw: Any) -> Result:
+             progress: bool = False, **train_kw: Any) -> Result:
     """Train (unless the model has pretrained weights) and score ``model`` next to the baselines.
 
     ``baselines`` defaults to the model's ``reference_baselines`` attribute, else ``["gpt-ln-gelu"]``;
     baselines are built at the model's size (its ``arch``: dim, depth, heads, block_size, mlp_ratio,
-    when it has one) and trained with the same steps, seed, batches and ``train_kw``.
+    when it has one) and trained with the same steps, seed, batches and ``train_kw``. ``progress``
+    draws the training progress bars.
     """
     t0 = time.perf_counter()
     settings = describe(steps=steps, budget_s=budget_s, **train_kw)  # raises on an unknown option
@@ -310,14 +316,15 @@ def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | No
     metrics: dict[str, float] = {"params": float(count_params(model))}
     if train_model:
         torch.manual_seed(seed)
-        metrics.update(train(model, data, steps=steps, budget_s=budget_s, seed=seed, progress=f"train {NAME}",
-                             **train_kw))
+        metrics.update(train(model, data, steps=steps, budget_s=budget_s, seed=seed,
+                             progress=f"train {NAME}" if progress else None, **train_kw))
     metrics.update(_metrics(model, data))
     results = {}
     for name in baselines:
         base = build_baseline(name, seed=seed, **size)
         m = {"params": float(count_params(base))}
-        m.update(train(base, data, steps=steps, budget_s=budget_s, seed=seed, progress=f"train {name}", **train_kw))
+        m.update(train(base, data, steps=steps, budget_s=budget_s, seed=seed, progress=f"train {name}" if progress else None,
+                       **train_kw))
         m.update(_metrics(base, data))
         results[name] = m
     return Result(task=NAME, metrics=metrics, baselines=results, n=int(len(data[1])),

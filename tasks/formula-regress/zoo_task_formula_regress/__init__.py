@@ -2,3 +2,5 @@
 
 Torch-free on import: the task code lives in its modules, imported when a task runs.
 """
+
+__version__ = "0.1.0"

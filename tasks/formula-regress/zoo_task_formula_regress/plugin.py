@@ -13,6 +13,7 @@ TASKS: list = [
         evaluate="zoo_task_formula_regress.task:evaluate",
         example_input="zoo_task_formula_regress.task:example_input",
         check_output="zoo_task_formula_regress.task:check_output",
+        describe="zoo_task_formula_regress.task:describe",
         baselines=("mlp", "kan"),
         description="symbolic formulas of the KAN paper (toy, special functions, Feynman), 1000/1000 fixed "
                     "points, full-batch Adam for a step budget; relative RMSE per formula, mean and geometric "

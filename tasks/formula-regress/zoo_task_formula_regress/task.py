@@ -5,7 +5,7 @@ Sec. 3.1), three of its special functions (Sec. 3.2, Table 2; ``scipy.special``,
 KANbeFair's ``special.py``) and two Feynman equations (Sec. 3.3; variable ranges of the AI Feynman
 table). Each variable is drawn uniformly from its range (``DOMAINS``) and **rescaled to [-1, 1]**
 before the model sees it (the KAN grid's default range); targets are standardised with the training
-split's mean and std. 1000 training and 1000 test points, fixed (``make_data(seed=0)``).
+split's mean and std. ``N_TRAIN`` training and ``N_TEST`` test points, fixed (``make_data(seed=DATA_SEED)``).
 
 Contract: ``model(x: (B, d)) -> (B, 1)``. Builders take ``in_features`` (default 2, the example
 input's width); ``evaluate`` rebuilds the model once per formula with that formula's ``d`` through
@@ -27,7 +27,8 @@ import functools
 import logging
 import math
 import time
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -41,6 +42,9 @@ log = logging.getLogger(__name__)
 NAME = "formula_regress"
 DEFAULT_STEPS = 1000
 DEFAULT_LR = 1e-2
+N_TRAIN = N_TEST = 1000
+TRAIN_THREADS = 1  # torch threads while training: these networks are too small to gain from more
+DATA_SEED = 0  # the fixed points every evaluation uses
 EXAMPLE_FORMULA = "exp_sin_sq"
 
 _KAN = "Liu et al. 2024 (KAN, arXiv:2404.19756)"
@@ -111,7 +115,7 @@ def _make(name: str, n_train: int, n_test: int, seed: int) -> FormulaData:
     return FormulaData(name, t(u[:n_train]), t(y[:n_train, None]), t(u[n_train:]), t(y[n_train:, None]))
 
 
-def make_data(name: str, n_train: int = 1000, n_test: int = 1000, seed: int = 0) -> FormulaData:
+def make_data(name: str, n_train: int = N_TRAIN, n_test: int = N_TEST, seed: int = DATA_SEED) -> FormulaData:
     """The fixed train/test points of formula ``name`` (see the module docstring).
 
     >>> data = make_data("xy")
@@ -124,7 +128,7 @@ def make_data(name: str, n_train: int = 1000, n_test: int = 1000, seed: int = 0)
 
 
 def example_input(batch: int = 4) -> torch.Tensor:
-    return _make(EXAMPLE_FORMULA, 1000, 1000, 0).x_train[:batch].clone()
+    return _make(EXAMPLE_FORMULA, N_TRAIN, N_TEST, DATA_SEED).x_train[:batch].clone()
 
 
 def check_output(model: nn.Module, output: Any) -> None:
@@ -144,7 +148,7 @@ def relative_rmse(model: nn.Module, data: FormulaData) -> float:
 
 def train(model: nn.Module, data: FormulaData, *, steps: int | None = DEFAULT_STEPS, lr: float = DEFAULT_LR,
           seed: int = 0, batch_size: int | None = None, budget_s: float | None = None,
-          progress: str | None = None, num_threads: int | None = 1) -> dict[str, float]:
+          progress: str | None = None, num_threads: int | None = TRAIN_THREADS) -> dict[str, float]:
     """Fit ``model`` to ``data`` with MSE: Adam, cosine decay over ``steps``, full batch unless
     ``batch_size``. Returns loss and timing (``seconds_per_step`` is the wall time per step).
 
@@ -191,6 +195,7 @@ class FormulaMLP(nn.Sequential):
 
 
 def formula_mlp(in_features: int = 2, hidden: int = 32, depth: int = 2) -> nn.Module:
+    """``[Linear -> GELU] x depth -> Linear(., 1)`` (KANbeFair's MLP), ``depth`` 2."""
     return FormulaMLP(in_features, hidden, depth)
 
 
@@ -205,7 +210,7 @@ BASELINES: dict[str, Callable[[int, int], nn.Module]] = {"mlp": formula_mlp, "ka
 
 
 
-def build_baseline(name: str, *, params: int, data: FormulaData | None = None, seed: int = 0,
+def build_baseline(name: str, *, params: int | None = None, data: FormulaData | None = None, seed: int = 0,
                    in_features: int | None = None) -> nn.Module:
     """Baseline ``name`` for ``data``'s inputs (or ``in_features``), its hidden width matched to ``params``."""
     if in_features is None:
@@ -214,6 +219,8 @@ def build_baseline(name: str, *, params: int, data: FormulaData | None = None, s
         in_features = int(data.x_train.shape[1])
     if name not in BASELINES:
         raise ValueError(f"unknown {NAME} baseline {name!r}; choose from {sorted(BASELINES)}")
+    if params is None:
+        raise ValueError(f"{NAME}.build_baseline sizes {name!r} to the model it is compared with: pass params=")
     width = match_width(lambda w: BASELINES[name](in_features, w), params)
     torch.manual_seed(seed)
     return BASELINES[name](in_features, width)
@@ -230,17 +237,21 @@ def instantiate(model: nn.Module, in_features: int, seed: int = 0,
     return copy.deepcopy(model) if getattr(model, "in_features", None) == in_features else None
 
 
-def _fit(model: nn.Module, data: FormulaData, label: str, train_model: bool, progress: bool,
-         **train_kw: Any) -> dict[str, float]:
+def fit(model: nn.Module, data: FormulaData, *, train_model: bool = True, progress: str | None = None,
+        **train_kw: Any) -> dict[str, float]:
+    """One model's part of ``evaluate`` on one formula: ``params``, the figures of ``train`` (seeded with
+    ``train_kw["seed"]``) unless ``train_model`` is False, and ``rel_rmse``."""
     m: dict[str, float] = {"params": float(count_params(model))}
     if train_model:
         torch.manual_seed(train_kw.get("seed", 0))
-        m.update(train(model, data, progress=f"train {label} on {data.name}" if progress else None, **train_kw))
+        m.update(train(model, data, progress=progress, **train_kw))
     m["rel_rmse"] = relative_rmse(model, data)
     return m
 
 
-def _summarise(per: dict[str, dict[str, float]]) -> dict[str, float]:
+def summarise(per: dict[str, dict[str, float]]) -> dict[str, float]:
+    """``evaluate``'s metrics from per-formula ``fit`` rows: mean and geometric mean of ``rel_rmse``, mean
+    ``params``, timing, and each formula's ``rel_rmse:NAME`` and ``params:NAME``."""
     out: dict[str, float] = {}
     errs = [m["rel_rmse"] for m in per.values()]
     out["rel_rmse_mean"] = sum(errs) / len(errs)
@@ -253,6 +264,52 @@ def _summarise(per: dict[str, dict[str, float]]) -> dict[str, float]:
         out[f"rel_rmse:{name}"] = m["rel_rmse"]
         out[f"params:{name}"] = m["params"]
     return out
+
+
+def fit_formulas(build: Callable[[int], nn.Module], formulas: list[str] | tuple[str, ...] | None = None, *,
+                 baseline: str | None = None, seed: int = 0, **train_kw: Any) -> dict[str, float]:
+    """One row of ``evaluate``'s table for a claim: per formula, ``build(d)`` (seeded with ``seed``) or, with
+    ``baseline``, that task baseline at ``build(d)``'s parameter count, trained and scored; ``summarise``d.
+
+    ``evaluate(model)`` reports the model and every baseline at once; this runs one of them, with the
+    same seeds, so a claim can tabulate each as its own row.
+
+    >>> mlp = fit_formulas(formula_mlp, ["xy"], steps=5)
+    >>> kan = fit_formulas(formula_mlp, ["xy"], baseline="kan", steps=5)  # a KAN of the MLP's size
+    >>> abs(kan["params:xy"] - mlp["params:xy"]) / mlp["params:xy"] < 0.1
+    True
+    """
+    names = list(FORMULAS) if formulas is None else list(formulas)
+    per: dict[str, dict[str, float]] = {}
+    for name in names:
+        data = make_data(name)
+        torch.manual_seed(seed)
+        model = build(FORMULAS[name][1])
+        if baseline is not None:
+            model = build_baseline(baseline, params=count_params(model), data=data, seed=seed)
+        per[name] = fit(model, data, seed=seed, **train_kw)
+    return summarise(per)
+
+
+def describe(*, formula: str | list[str] | None = None, steps: int | None = None, budget_s: float | None = None,
+             lr: float = DEFAULT_LR, batch_size: int | None = None) -> dict[str, Any]:
+    """The protocol ``evaluate`` runs with these options (its defaults without any).
+
+    >>> describe()["optimizer"], describe(formula="xy")["formulas"]
+    ('Adam', ['xy'])
+    """
+    if steps is None and budget_s is None:
+        steps = DEFAULT_STEPS
+    names = list(FORMULAS) if formula is None else [formula] if isinstance(formula, str) else list(formula)
+    return {"formulas": names, "n_train": N_TRAIN, "n_test": N_TEST, "data_seed": DATA_SEED,
+            "inputs": "uniform on each variable's DOMAINS range, rescaled to [-1, 1]",
+            "targets": "standardised with the training split's mean and std",
+            "steps": steps, "budget_s": budget_s, "optimizer": "Adam", "lr": lr, "schedule": "cosine decay over steps",
+            "batch_size": "full batch" if batch_size is None else batch_size, "loss": "MSE",
+            "metrics": ["rel_rmse:<formula> = RMSE / std(y) on the test points", "rel_rmse_mean", "rel_rmse_gmean"],
+            "baselines": {b: (fn.__doc__ or fn.__name__).strip().splitlines()[0] for b, fn in BASELINES.items()},
+            "baseline_size": "hidden width by match_width to the model's count_params, per formula",
+            "torch_threads": TRAIN_THREADS}
 
 
 def evaluate(model: nn.Module, *, formula: str | list[str] | None = None, steps: int | None = None,
@@ -297,13 +354,13 @@ def evaluate(model: nn.Module, *, formula: str | list[str] | None = None, steps:
         if m is None:
             log.warning("%s: skipping %s (d=%d): the model cannot be built for that many inputs", NAME, name, d)
             continue
-        per[name] = _fit(m, data, "model", train_model, progress, **kw)
+        per[name] = fit(m, data, train_model=train_model, progress=f"train model on {name}" if progress else None, **kw)
         for b in baselines:
             base = build_baseline(b, params=int(per[name]["params"]), in_features=d, seed=seed)
-            per_base[b][name] = _fit(base, data, b, True, progress, **kw)
+            per_base[b][name] = fit(base, data, progress=f"train {b} on {name}" if progress else None, **kw)
     if not per:
         raise ValueError(f"{NAME}: no formula could be evaluated; give the model zoo provenance or in_features")
-    return Result(task=NAME, metrics=_summarise(per), baselines={b: _summarise(v) for b, v in per_base.items()},
-                  n=1000 * len(per), seconds=time.perf_counter() - t0,
-                  config={"formulas": list(per), "trained": train_model, **kw,
-                          "optimizer": "Adam, cosine decay, full batch" if batch_size is None else "Adam, cosine decay"})
+    return Result(task=NAME, metrics=summarise(per), baselines={b: summarise(v) for b, v in per_base.items()},
+                  n=N_TEST * len(per), seconds=time.perf_counter() - t0,
+                  config={**describe(formula=list(per), steps=steps, budget_s=budget_s, lr=lr, batch_size=batch_size),
+                          "seed": seed, "trained": train_model})

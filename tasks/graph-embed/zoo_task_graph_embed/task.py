@@ -13,10 +13,10 @@ for models with ``distance`` and "link" otherwise):
   edge features are the Hadamard product of the endpoints' embeddings, a logistic regression is
   trained on residual edges vs train negatives, and ``auc`` is its ROC-AUC on held-out edges vs test
   negatives (``auc_inner``: the plain inner product). Baselines: common neighbours, Jaccard,
-  Adamic-Adar, preferential attachment (scores on the residual graph: :func:`heuristic_auc`) and a
-  spectral embedding (``build_baseline("spectral")``: eigenvectors of the normalized Laplacian, same
-  features and classifier) of the model's dimension, at most N // 4: on these small graphs the
-  higher eigenvectors are noise.
+  Adamic-Adar, preferential attachment (scores on the residual graph) and a spectral embedding
+  (``build_baseline("spectral")``: eigenvectors of the normalized Laplacian, same features and
+  classifier) of the model's dimension, at most N // 4: on these small graphs the higher
+  eigenvectors are noise. :func:`link_baselines` scores them on a split as ``evaluate`` does.
 * **reconstruction** (Poincaré embeddings, Nickel & Kiela 2017, §4.1): the transitive closure of a
   hierarchy (:func:`load_hierarchy`); the model is fit on every closure pair (u, v); each v is ranked
   by d(u, v) among all v' with (u, v') not in the closure (u itself excluded): ``mean_rank`` and
@@ -26,14 +26,11 @@ for models with ``distance`` and "link" otherwise):
 """
 from __future__ import annotations
 
-import functools
 import inspect
 import logging
-import os
 import time
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -41,203 +38,17 @@ from torch import nn
 
 from zoo.task import Result
 
+# the data API, re-exported: task.load_graph, task.GraphData, ... (data.py holds it)
+from .data import GRAPHS, WORDNET_PACKAGE, GraphData, LinkSplit, link_split, load_graph, load_hierarchy, wordnet_dir
+
 log = logging.getLogger(__name__)
 
 NAME = "graph_embed"
-GRAPHS = ("karate", "les_miserables", "florentine", "davis")
-HIERARCHIES = ("mammal", "synthetic")
 PROTOCOLS = ("link", "reconstruction")
 HEURISTICS = ("common_neighbours", "jaccard", "adamic_adar", "preferential_attachment")
 LINK_BASELINES = (*HEURISTICS, "spectral")
 LINK_SPECTRAL_CAP = 4  # link protocol: the spectral baseline gets at most N // 4 eigenvectors
 CLASSIFIER_MAX_ITER = 2000  # link_auc's logistic regression
-WORDNET_PACKAGE = "wordnet-base"  # Debian: apt-get install -y --no-install-recommends wordnet-base
-# The authors' mammal filter (poincare-embeddings wordnet/mammals_filter.txt) is applied with
-# pandas str.match, i.e. anchored at the start of "id1 id2": only its two "^" entries ever match.
-MAMMAL_DROP_HYPONYMS = ("tusker.n.01", "female_mammal.n.01")
-
-
-@dataclass(frozen=True)
-class GraphData:
-    """What a model is fit on: ``edges`` (E, 2) int64 node ids in [0, num_nodes)."""
-
-    edges: np.ndarray
-    num_nodes: int
-    names: tuple[str, ...]
-    directed: bool = False
-    name: str = ""
-
-
-@dataclass(frozen=True)
-class LinkSplit:
-    """A seeded link-prediction split: residual (train) edges, held-out edges and negatives."""
-
-    train_pos: np.ndarray
-    train_neg: np.ndarray
-    test_pos: np.ndarray
-    test_neg: np.ndarray
-    num_nodes: int
-
-
-def load_graph(name: str = "les_miserables") -> tuple[np.ndarray, int, list[str]]:
-    """A real graph bundled with networkx, as unique undirected edges ``(u < v)``.
-
-    ``karate`` (34 nodes, 78 edges), ``les_miserables`` (77, 254), ``florentine`` (15, 20),
-    ``davis`` (32, 89, bipartite women/events). Edge weights are dropped.
-
-    >>> edges, n, names = load_graph("karate")
-    >>> edges.shape, n
-    ((78, 2), 34)
-    """
-    import networkx as nx
-
-    makers = {"karate": nx.karate_club_graph, "les_miserables": nx.les_miserables_graph,
-              "florentine": nx.florentine_families_graph, "davis": nx.davis_southern_women_graph}
-    if name not in makers:
-        raise ValueError(f"unknown graph {name!r}; choose from {', '.join(GRAPHS)}")
-    g = makers[name]()
-    names = [str(v) for v in g.nodes()]
-    index = {v: i for i, v in enumerate(g.nodes())}
-    pairs = {tuple(sorted((index[a], index[b]))) for a, b in g.edges() if a != b}
-    return np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2), len(names), names
-
-
-def load_hierarchy(name: str = "mammal", *, branching: int = 4, depth: int = 5) -> tuple[np.ndarray, int, list[str]]:
-    """Transitive closure of a hierarchy as directed ``(hyponym, ancestor)`` edges.
-
-    ``mammal``: the WordNet 3.0 noun closure under ``mammal.n.01`` built as in the Poincaré paper's
-    code (hypernym and instance-hypernym closure, both ends under mammal, the authors' filter), read
-    from the Debian ``wordnet-base`` files (``$WNSEARCHDIR`` or ``/usr/share/wordnet``). When they are
-    missing it logs a warning and falls back to ``synthetic``: a balanced tree with ``branching``
-    children per node and ``depth`` levels below the root (4, 5: 1365 nodes, 6372 pairs).
-
-    >>> edges, n, names = load_hierarchy("synthetic", branching=2, depth=2)
-    >>> n, len(edges)
-    (7, 10)
-    """
-    if name not in HIERARCHIES:
-        raise ValueError(f"unknown hierarchy {name!r}; choose from {', '.join(HIERARCHIES)}")
-    if name == "mammal":
-        folder = wordnet_dir()
-        if folder is not None:
-            return _mammal_closure(str(folder))
-        log.warning("WordNet files not found (install the Debian package %s); using the synthetic tree "
-                    "(branching %d, depth %d) instead of the mammal closure", WORDNET_PACKAGE, branching, depth)
-    return _tree_closure(branching, depth)
-
-
-def wordnet_dir() -> Path | None:
-    """The folder holding WordNet's ``data.noun`` and ``index.noun``, or None."""
-    for cand in (os.environ.get("WNSEARCHDIR"), "/usr/share/wordnet"):
-        if cand and (Path(cand) / "data.noun").is_file() and (Path(cand) / "index.noun").is_file():
-            return Path(cand)
-    return None
-
-
-def _tree_closure(branching: int, depth: int) -> tuple[np.ndarray, int, list[str]]:
-    parent = [-1]
-    level = [0]
-    for d in range(1, depth + 1):
-        first = len(parent) - branching ** (d - 1)
-        for p in range(first, first + branching ** (d - 1)):
-            parent += [p] * branching
-            level += [d] * branching
-    edges = []
-    for v in range(len(parent)):
-        a = parent[v]
-        while a >= 0:
-            edges.append((v, a))
-            a = parent[a]
-    return np.array(edges, dtype=np.int64).reshape(-1, 2), len(parent), [f"t{i}" for i in range(len(parent))]
-
-
-@functools.lru_cache(maxsize=2)
-def _mammal_closure(folder: str) -> tuple[np.ndarray, int, list[str]]:
-    parents: dict[str, list[str]] = {}
-    first_word: dict[str, str] = {}
-    with open(Path(folder) / "data.noun", encoding="latin-1") as f:
-        for line in f:
-            if line.startswith(" "):  # licence header
-                continue
-            fields = line.split(" | ")[0].split()
-            n_words = int(fields[3], 16)
-            first_word[fields[0]] = fields[4].lower()
-            at = 4 + 2 * n_words
-            ptrs = fields[at + 1: at + 1 + 4 * int(fields[at])]
-            parents[fields[0]] = [ptrs[i + 1] for i in range(0, len(ptrs), 4)
-                                  if ptrs[i] in ("@", "@i") and ptrs[i + 2] == "n"]
-    sense: dict[tuple[str, str], int] = {}
-    with open(Path(folder) / "index.noun", encoding="latin-1") as f:
-        for line in f:
-            if line.startswith(" "):
-                continue
-            fields = line.split()
-            offsets = fields[-int(fields[2]):]
-            for k, off in enumerate(offsets):
-                sense[(fields[0], off)] = k + 1
-
-    def name(off: str) -> str:
-        return f"{first_word[off]}.n.{sense.get((first_word[off], off), 1):02d}"
-
-    root = next(off for off, w in first_word.items() if w == "mammal" and name(off) == "mammal.n.01")
-
-    @functools.lru_cache(maxsize=None)
-    def ancestors(off: str) -> frozenset:
-        out: set[str] = set()
-        for p in parents.get(off, ()):
-            out.add(p)
-            out |= ancestors(p)
-        return frozenset(out)
-
-    below = {off for off in parents if root in ancestors(off)}
-    keep = below | {root}
-    pairs = {(name(u), name(a)) for u in below for a in ancestors(u) if a in keep}
-    pairs = {(u, a) for u, a in pairs if u not in MAMMAL_DROP_HYPONYMS}
-    names = sorted({x for pair in pairs for x in pair})
-    index = {x: i for i, x in enumerate(names)}
-    edges = np.array(sorted((index[u], index[a]) for u, a in pairs), dtype=np.int64)
-    return edges, len(names), names
-
-
-def link_split(edges: np.ndarray, test_frac: float = 0.5, seed: int = 0, *, num_nodes: int | None = None) -> LinkSplit:
-    """Hold out ``test_frac`` of the edges at random, keeping the residual graph connected.
-
-    A random spanning forest (minimum spanning tree under seeded random weights) is never removed;
-    negatives are sampled without replacement from non-adjacent pairs: as many as residual edges
-    for training, as many as held-out edges for testing, disjoint.
-
-    >>> s = link_split(load_graph("karate")[0], 0.5, seed=0)
-    >>> len(s.test_pos), len(s.train_pos), len(s.test_neg)
-    (39, 39, 39)
-    """
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import minimum_spanning_tree
-
-    edges = np.asarray(edges, dtype=np.int64)
-    n = int(num_nodes if num_nodes is not None else edges.max() + 1)
-    rng = np.random.default_rng(seed)
-    w = rng.random(len(edges)) + 1e-3
-    tree = minimum_spanning_tree(coo_matrix((w, (edges[:, 0], edges[:, 1])), shape=(n, n))).tocoo()
-    key = np.minimum(edges[:, 0], edges[:, 1]) * n + np.maximum(edges[:, 0], edges[:, 1])
-    tr, tc = tree.row.astype(np.int64), tree.col.astype(np.int64)
-    free = np.flatnonzero(~np.isin(key, np.minimum(tr, tc) * n + np.maximum(tr, tc)))
-    n_test = int(round(test_frac * len(edges)))
-    if n_test > len(free):
-        log.warning("only %d edges can be held out without disconnecting the graph (asked %d)", len(free), n_test)
-        n_test = len(free)
-    test = np.sort(rng.choice(free, size=n_test, replace=False)) if n_test else np.zeros(0, dtype=np.int64)
-    mask = np.ones(len(edges), dtype=bool)
-    mask[test] = False
-    iu, ju = np.triu_indices(n, k=1)
-    non_edge = ~np.isin(iu * n + ju, key)
-    cand = np.stack([iu[non_edge], ju[non_edge]], 1)
-    n_neg = int(mask.sum()) + n_test
-    if n_neg > len(cand):
-        raise ValueError(f"the graph has {len(cand)} non-adjacent pairs, fewer than the {n_neg} negatives needed")
-    neg = cand[rng.choice(len(cand), size=n_neg, replace=False)]
-    return LinkSplit(train_pos=edges[mask], train_neg=neg[n_test:], test_pos=edges[test], test_neg=neg[:n_test],
-                     num_nodes=n)
-
 
 EDGE_OPERATORS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "hadamard": lambda a, b: a * b, "average": lambda a, b: (a + b) / 2,
@@ -267,7 +78,7 @@ def link_auc(emb: Any, pos: np.ndarray, neg: np.ndarray, *, train_pos: np.ndarra
     op = EDGE_OPERATORS[operator]
     tr = np.concatenate([train_pos, train_neg])
     clf = LogisticRegression(max_iter=CLASSIFIER_MAX_ITER).fit(op(x[tr[:, 0]], x[tr[:, 1]]),
-                                                 np.r_[np.ones(len(train_pos)), np.zeros(len(train_neg))])
+                                                               np.r_[np.ones(len(train_pos)), np.zeros(len(train_neg))])
     return float(roc_auc_score(y, clf.decision_function(op(x[pairs[:, 0]], x[pairs[:, 1]]))))
 
 
@@ -359,9 +170,9 @@ def build_baseline(name: str, *, params: int | None = None, data: GraphData | No
 
     The four link heuristics (``HEURISTICS``) are not models: they score node pairs from the residual
     graph of a split, with no embedding, ``fit`` or forward to build, so asking for one raises
-    ``ValueError`` pointing to :func:`heuristic_auc`, which scores them on a ``LinkSplit`` (and
-    ``evaluate`` reports them in ``Result.baselines``). A pair-scoring object was the alternative;
-    it would have had to fake the model contract for the one number ``heuristic_auc`` returns.
+    ``ValueError`` pointing to :func:`heuristic_auc` and :func:`link_baselines`, which score them on a
+    ``LinkSplit`` (``evaluate`` reports them in ``Result.baselines``). A pair-scoring object was the
+    alternative; it would have had to fake the model contract for the one number they return.
 
     >>> s = build_baseline("spectral", data=GraphData(load_graph("karate")[0], 34, ()), dim=4)
     >>> tuple(s.embeddings().shape)
@@ -369,7 +180,7 @@ def build_baseline(name: str, *, params: int | None = None, data: GraphData | No
     """
     if name in HEURISTICS:
         raise ValueError(f"{NAME}: {name!r} is a link heuristic that scores node pairs, not a model; score it "
-                         f"with heuristic_auc(link_split(...), [{name!r}]) (evaluate reports it in Result.baselines)")
+                         f"with heuristic_auc(split, [{name!r}]) or link_baselines(split, [{name!r}], dim=...) on a link_split")
     if name != "spectral":
         raise ValueError(f"unknown {NAME} baseline {name!r}; the model baseline is 'spectral' "
                          f"(link heuristics, scored by heuristic_auc: {', '.join(HEURISTICS)})")
@@ -468,8 +279,9 @@ def _fit(model: nn.Module, data: GraphData, train_model: bool, seed: int, fit_kw
 
 
 def _link(model: nn.Module, graph: str, test_frac: float, seed: int, baselines: list[str], train_model: bool,
-          fit_kw: dict, rebuild: Callable[..., nn.Module] | None) -> tuple[nn.Module, dict, dict, dict, int]:
-    edges, n, names = load_graph(graph)
+          fit_kw: dict, rebuild: Callable[..., nn.Module] | None,
+          data: GraphData | None) -> tuple[nn.Module, dict, dict, dict, int]:
+    edges, n, names = load_graph(graph) if data is None else (data.edges, data.num_nodes, data.names)
     split = link_split(edges, test_frac, seed, num_nodes=n)
     model = _sized(model, n, rebuild)
     residual = GraphData(split.train_pos, n, tuple(names), False, graph)
@@ -478,24 +290,46 @@ def _link(model: nn.Module, graph: str, test_frac: float, seed: int, baselines: 
     train = {"train_pos": split.train_pos, "train_neg": split.train_neg}
     metrics = {**fig, "auc": link_auc(emb, split.test_pos, split.test_neg, **train),
                "auc_inner": link_auc(emb, split.test_pos, split.test_neg)}
-    base = {k: {"auc": v} for k, v in heuristic_auc(split, [h for h in HEURISTICS if h in baselines]).items()}
-    if "spectral" in baselines:
-        dim = min(int(emb.shape[1]), max(2, n // LINK_SPECTRAL_CAP))
-        s = build_baseline("spectral", data=residual, seed=seed, dim=dim).embeddings()
-        base["spectral"] = {"auc": link_auc(s, split.test_pos, split.test_neg, **train),
-                            "auc_inner": link_auc(s, split.test_pos, split.test_neg)}
+    base = link_baselines(split, baselines, dim=int(emb.shape[1]), seed=seed)
     config = {"graph": graph, "test_frac": test_frac, "test_edges": len(split.test_pos)}
     return model, metrics, base, config, len(split.test_pos) + len(split.test_neg)
+
+
+def link_baselines(split: LinkSplit, names: tuple[str, ...] | list[str] = LINK_BASELINES, *, dim: int,
+                   seed: int = 0) -> dict[str, dict[str, float]]:
+    """The link protocol's baseline rows on ``split``, as ``evaluate`` reports them next to a model of dimension ``dim``.
+
+    Heuristics: ``{"auc"}`` from :func:`heuristic_auc`; ``spectral``: ``build_baseline("spectral")`` fit on
+    the residual graph with ``min(dim, max(2, N // LINK_SPECTRAL_CAP))`` eigenvectors, ``{"auc", "auc_inner"}``
+    with the model's features and classifier.
+
+    >>> s = link_split(load_graph("karate")[0], 0.5, seed=0)
+    >>> sorted(link_baselines(s, ["jaccard", "spectral"], dim=16)["spectral"])
+    ['auc', 'auc_inner']
+    """
+    unknown = set(names) - set(LINK_BASELINES)
+    if unknown:
+        raise ValueError(f"{NAME}: unknown link baseline(s) {sorted(unknown)}; choose from {', '.join(LINK_BASELINES)}")
+    base = {k: {"auc": v} for k, v in heuristic_auc(split, [h for h in HEURISTICS if h in names]).items()}
+    if "spectral" in names:
+        n = split.num_nodes
+        residual = GraphData(split.train_pos, n, ())
+        s = build_baseline("spectral", data=residual, seed=seed, dim=min(dim, max(2, n // LINK_SPECTRAL_CAP)))
+        train = {"train_pos": split.train_pos, "train_neg": split.train_neg}
+        base["spectral"] = {"auc": link_auc(s.embeddings(), split.test_pos, split.test_neg, **train),
+                            "auc_inner": link_auc(s.embeddings(), split.test_pos, split.test_neg)}
+    return base
 
 
 def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | None = None, seed: int = 0,
              protocol: str | None = None, graph: str = "les_miserables", hierarchy: str = "mammal",
              test_frac: float = 0.5, baselines: list[str] | None = None, train_model: bool | None = None,
-             rebuild: Callable[..., nn.Module] | None = None, **fit_kw: Any) -> Result:
+             rebuild: Callable[..., nn.Module] | None = None, data: GraphData | None = None, **fit_kw: Any) -> Result:
     """Fit ``model`` (``steps`` = epochs) and score it next to the task's baselines (module docstring).
 
     ``train_model`` defaults to True unless the model carries pretrained weights (then they must
-    have been trained on this protocol's training graph).
+    have been trained on this protocol's training graph). ``data`` replaces the named ``graph`` (link:
+    undirected edges ``u < v``) or ``hierarchy`` (reconstruction: a closure); its ``name`` is recorded.
 
     >>> r = zoo.evaluate("node2vec", graph="karate")  # doctest: +SKIP
     """
@@ -514,10 +348,15 @@ def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | No
         raise ValueError(f"{NAME}: unknown {protocol} baseline(s) {sorted(set(baselines) - set(known))}; "
                          f"choose from {', '.join(known)}")
     if protocol == "link":
-        model, metrics, base, config, count = _link(model, graph, test_frac, seed, baselines, train_model, fit_kw, rebuild)
+        graph = graph if data is None else data.name
+        model, metrics, base, config, count = _link(model, graph, test_frac, seed, baselines, train_model, fit_kw,
+                                                    rebuild, data)
     elif protocol == "reconstruction":
-        edges, n, names = load_hierarchy(hierarchy)
-        closure = GraphData(edges, n, tuple(names), True, hierarchy)
+        if data is None:
+            edges, n, names = load_hierarchy(hierarchy)
+            closure = GraphData(edges, n, tuple(names), True, hierarchy)
+        else:
+            closure, hierarchy, (edges, n) = data, data.name, (data.edges, data.num_nodes)
         model = _sized(model, n, rebuild)
         fig = _fit(model, closure, train_model, seed, fit_kw)
         dist = getattr(model, "distance", None)

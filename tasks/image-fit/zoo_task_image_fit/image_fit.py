@@ -34,14 +34,13 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch import nn
 
+from zoo.task import Result, count_params, match_params, run_budget
 from zoo_nn.inr import FourierFeatureMLP, Siren
-from zoo.task import count_params, match_params
-from zoo.task import Result, run_budget
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +52,11 @@ IMAGES = ("camera", "astronaut", "coffee", "chelsea", "cat", "coins", "moon", "t
           "gravel", "cell", "clock", "colorwheel", "rocket", "hubble_deep_field", "immunohistochemistry", "retina",
           "microaneurysms", "shepp_logan_phantom", "horse", "logo")
 _ALIASES = {"phantom": "shepp_logan_phantom"}
-BASELINES: dict[str, Callable[..., nn.Module]] = {
-    "siren": lambda width, d, c: Siren(in_features=d, out_features=c, hidden=width, layers=3, w0=30.0),
-    "relu-ff": lambda width, d, c: FourierFeatureMLP(in_features=d, out_features=c, hidden=width, layers=3,
-                                                     n_features=256, sigma=5.0, seed=0),
+INPAINT_KEEP, INPAINT_SEED = 0.75, 0  # "inpaint" mode: the fraction of pixels trained on, and the seed that picks them
+# each baseline: its class and its fixed arguments; the hidden width is matched to the model's parameter count
+BASELINES: dict[str, tuple[type[nn.Module], dict[str, Any]]] = {
+    "siren": (Siren, {"layers": 3, "w0": 30.0}),
+    "relu-ff": (FourierFeatureMLP, {"layers": 3, "n_features": 256, "sigma": 5.0, "seed": 0}),
 }
 
 
@@ -161,8 +161,8 @@ class ImageSignal:
         return self.coords, self.values
 
 
-def make_signal(name: str = "camera", size: int = 64, mode: str = "fit", *, keep: float = 0.75,
-                seed: int = 0) -> ImageSignal:
+def make_signal(name: str = "camera", size: int = 64, mode: str = "fit", *, keep: float = INPAINT_KEEP,
+                seed: int = INPAINT_SEED) -> ImageSignal:
     """The ``image_fit`` signal of one image: ``mode`` "fit" (test on the 2x grid) or "inpaint".
 
     ``keep`` is the fraction of pixels trained on in "inpaint" mode; ``seed`` fixes which.
@@ -356,16 +356,16 @@ def mse_loop(model: nn.Module, signal: ImageSignal, opt: torch.optim.Optimizer, 
     return out
 
 
-def steps_to_psnr(losses: list[float], target_db: float) -> float:
-    """The first step count after which the training MSE (``fit``'s ``losses``) reaches ``target_db``; inf if never.
+def steps_to_psnr(losses: list[float], target_db: float, never: float = math.inf) -> float:
+    """The first step count after which the training MSE (``fit``'s ``losses``) reaches ``target_db``; ``never`` if none.
 
-    >>> steps_to_psnr([0.1, 0.01, 0.001], 20.0)
-    2.0
+    >>> steps_to_psnr([0.1, 0.01, 0.001], 20.0), steps_to_psnr([0.1], 20.0, never=2)
+    (2.0, 2.0)
     """
     for i, loss in enumerate(losses):
         if loss <= 10 ** (-target_db / 10):
             return float(i + 1)
-    return math.inf
+    return float(never)
 
 
 def score(model: nn.Module, signal: ImageSignal) -> dict[str, float]:
@@ -407,14 +407,59 @@ def fit_recipe(model_name: str, signal: ImageSignal | None = None, *, steps: int
     return model.eval(), metrics
 
 
-def build_baseline(name: str, *, params: int, data: ImageSignal, seed: int = 0) -> nn.Module:
-    """Baseline ``name`` sized to ``params`` (``count_params``) for the signal ``data``'s dimensions."""
+def build_baseline(name: str, *, params: int | None = None, data: ImageSignal | None = None, seed: int = 0,
+                   **options: Any) -> nn.Module:
+    """Baseline ``name`` (``BASELINES``), seeded, its hidden width matched to ``params`` (``count_params``).
+
+    Its input and output sizes are ``data``'s coordinate dimension and channels; without ``data``,
+    ``options`` may give ``in_features`` and ``out_features`` (default 2 and 1: a gray image).
+
+    >>> count_params(build_baseline("siren", params=5000, data=make_signal("camera", 8)))
+    5097
+    """
     if name not in BASELINES:
         raise ValueError(f"unknown {NAME} baseline {name!r}; choose from {sorted(BASELINES)}")
-    make = BASELINES[name]
-    d, c = data.in_features, data.channels
+    if params is None:
+        raise ValueError(f"{NAME} sizes its baselines to the model: pass params=count_params(model)")
+    dims = {"in_features": 2, "out_features": 1} if data is None else {"in_features": data.in_features,
+                                                                        "out_features": data.channels}
+    unknown = set(options) - set(dims)
+    if unknown:
+        raise TypeError(f"{NAME}.build_baseline: unknown options {sorted(unknown)}; valid: {sorted(dims)}")
+    dims.update(options)
+    cls, kwargs = BASELINES[name]
     torch.manual_seed(seed)
-    return match_params(lambda w: make(w, d, c), params, lo=4, hi=2048)
+    return match_params(lambda w: cls(hidden=w, **dims, **kwargs), params, lo=4, hi=2048)
+
+
+def describe(*, image: str = "camera", size: int = 64, mode: str = "fit", steps: int | None = None,
+             budget_s: float | None = None, lr: float | None = None,
+             baselines: list[str] | None = None) -> dict[str, Any]:
+    """The protocol ``evaluate`` runs with these options (its defaults without any): data, split, optimiser.
+
+    >>> describe()["steps"], describe(mode="inpaint")["test"]
+    (1000, 'the 25% of the pixels not trained on')
+    """
+    if steps is None and budget_s is None:
+        steps = DEFAULT_STEPS
+    train = {"fit": f"every pixel of the {size}x{size} grid",
+             "inpaint": f"{INPAINT_KEEP:.0%} of the {size}x{size} pixels, drawn with seed {INPAINT_SEED}"}
+    test = {"fit": f"the same image resized to the {2 * size}x{2 * size} grid (between the training pixels)",
+            "inpaint": f"the {1 - INPAINT_KEEP:.0%} of the pixels not trained on"}
+    if mode not in train:
+        raise ValueError(f"unknown {NAME} mode {mode!r}; choose 'fit' or 'inpaint' (video: make_video_signal)")
+    names = list(BASELINES) if baselines is None else list(baselines)
+    return {"data": f"scikit-image {image!r}, centre-cropped to a square, resized with anti-aliasing to {size}x{size}, "
+                    "values in [0, 1]; coordinates: pixel centres in [-1, 1]",
+            "image": image, "size": size, "mode": mode, "train": train[mode], "test": test[mode],
+            "steps": steps, "budget_s": budget_s, "optimizer": "Adam", "batch": "full batch", "loss": "MSE",
+            "lr": lr if lr is not None else f"the model's default_lr, else {DEFAULT_LR:g}",
+            "lr_decay": "the model's default_lr_decay (exponential over the steps; none under budget_s alone), else none",
+            "own_fit": "a model with fit(signal, *, steps, budget_s, seed, progress) is trained by it",
+            "metrics": ["psnr_train", "psnr_test", "ssim_train", "ssim_test (not in inpaint mode)", "params",
+                        "seconds_per_step"],
+            "baselines": {b: {"class": BASELINES[b][0].__name__, **BASELINES[b][1], "lr": BASELINES[b][0].default_lr,
+                              "hidden": "matched to the model's count_params"} for b in names}}
 
 
 def save_figure(path: str | Path, target: torch.Tensor, recon: torch.Tensor, title: str = "") -> str:

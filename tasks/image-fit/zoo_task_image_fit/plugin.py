@@ -12,6 +12,7 @@ TASKS: list = [
         evaluate="zoo_task_image_fit.image_fit:evaluate",
         example_input="zoo_task_image_fit.image_fit:example_input",
         check_output="zoo_task_image_fit.image_fit:check_output",
+        describe="zoo_task_image_fit.image_fit:describe",
         baselines=("siren", "relu-ff"),
         description="fit one bundled scikit-image image (64x64 camera by default; modes fit/inpaint, or a "
                     "16-frame video) with Adam on MSE under a step/time budget; PSNR/SSIM on the training grid, "
@@ -25,6 +26,7 @@ TASKS: list = [
         evaluate="zoo_task_image_fit.signal_set:evaluate",
         example_input="zoo_task_image_fit.signal_set:example_input",
         check_output="zoo_task_image_fit.signal_set:check_output",
+        describe="zoo_task_image_fit.signal_set:describe",
         baselines=("ae", "ae-2x"),
         description="learn a space of small real images (sklearn digits resized to 16x16, or the 100 "
                     "lfw_subset faces), fixed seeded train/held-out split; reconstruction MSE/PSNR on the "

@@ -26,14 +26,15 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch import nn
 
-from zoo.task import count_params, match_params
-from zoo.task import Result, run_budget
+from zoo.task import Result, count_params, match_params, run_budget
+
 from .image_fit import coord_grid, psnr
 
 NAME = "signal_set_fit"
@@ -41,6 +42,9 @@ DEFAULT_STEPS = 500
 DATASETS = ("digits", "faces")
 _DEFAULT_N = {"digits": (512, 256), "faces": (80, 20)}
 BASELINES = ("ae", "ae-2x")
+BATCH_SIZE = 64  # minibatch of the autoencoder baselines
+DEFAULT_LATENT = 32  # the baselines' latent size for a model that declares no latent_dim
+MAX_TRAIN_SCORED = 256  # training images scored (all held-out images are)
 
 
 # ---------------------------------------------------------------------------------------------- data
@@ -168,7 +172,7 @@ class MLPAutoencoder(nn.Module):
         return self.decoder(self.encoder(images.reshape(b, -1))).reshape(b, *self.shape)
 
     def fit(self, signal_set: SignalSet, *, steps: int = DEFAULT_STEPS, seed: int = 0, progress: str | None = None,
-            batch_size: int = 64) -> dict:
+            batch_size: int = BATCH_SIZE) -> dict:
         """Adam (1e-3) on the minibatch reconstruction MSE over ``signal_set.train``."""
         x = signal_set.train
         nxt = minibatches(len(x), batch_size, seed)
@@ -189,8 +193,11 @@ class MLPAutoencoder(nn.Module):
         return out
 
 
-def build_baseline(name: str, *, params: int, data: SignalSet, seed: int = 0, latent_dim: int = 32) -> nn.Module:
+def build_baseline(name: str, *, params: int | None = None, data: SignalSet | None = None, seed: int = 0,
+                   latent_dim: int = DEFAULT_LATENT) -> nn.Module:
     """``ae`` (``params`` parameters) or ``ae-2x`` (2 * ``params``), the hidden width matched by search.
+
+    Images have ``data``'s shape (without ``data``: 16x16 gray, the default digits).
 
     >>> s = load_set("digits", 8, n_train=4, n_test=2)
     >>> abs(count_params(build_baseline("ae-2x", params=5000, data=s, latent_dim=8)) - 10000) < 300
@@ -198,11 +205,40 @@ def build_baseline(name: str, *, params: int, data: SignalSet, seed: int = 0, la
     """
     if name not in BASELINES:
         raise ValueError(f"unknown {NAME} baseline {name!r}; choose from {BASELINES}")
+    if params is None:
+        raise ValueError(f"{NAME} sizes its baselines to the model: pass params=count_params(model)")
+    shape = data.shape if data is not None else (16, 16, 1)
     target = params * (2 if name == "ae-2x" else 1)
     torch.manual_seed(seed)
-    d = int(data.train[0].numel())
+    d = int(torch.tensor(shape).prod())
     hi = max(1024, target // (2 * (d + latent_dim)) + 2)  # about 2 w (d + latent) parameters: any target is reachable
-    return match_params(lambda w: MLPAutoencoder(data.shape, w, latent_dim), target, lo=1, hi=hi)
+    return match_params(lambda w: MLPAutoencoder(shape, w, latent_dim), target, lo=1, hi=hi)
+
+
+def describe(*, dataset: str = "digits", size: int = 16, steps: int | None = None,
+             baselines: list[str] | None = None) -> dict[str, Any]:
+    """The protocol ``evaluate`` runs with these options (its defaults without any): data, split, training.
+
+    >>> d = describe(); d["n_train"], d["n_test"], d["steps"]
+    (512, 256, 500)
+    """
+    if dataset not in DATASETS:
+        raise ValueError(f"unknown signal set {dataset!r}; choose from {DATASETS}")
+    n_train, n_test = _DEFAULT_N[dataset]
+    source, native = {"digits": ("scikit-learn load_digits, values / 16", 8),
+                      "faces": ("the first 100 images of skimage.data.lfw_subset() (faces), gray", 25)}[dataset]
+    return {"data": f"{source}, {native}x{native}" + (f", resized bilinearly to {size}x{size}" if size != native else ""),
+            "split": "a random permutation seeded by the seed: the first n_train images train, the next n_test are held out",
+            "dataset": dataset, "size": size, "n_train": n_train, "n_test": n_test,
+            "steps": DEFAULT_STEPS if steps is None else int(steps), "budget_s": None,
+            "training": "the model's own fit(signal_set, *, steps, seed, progress)",
+            "metrics": ["mse_train", "psnr_train", "mse_test", "psnr_test", "params", "seconds_per_step"],
+            "scored": f"at most {MAX_TRAIN_SCORED} training images, every held-out image; predictions clipped to [0, 1]",
+            "baselines": {b: {"class": MLPAutoencoder.__name__, "params": "2x the model's" if b == "ae-2x" else
+                              "the model's", "latent_dim": f"the model's latent_dim, else {DEFAULT_LATENT}",
+                              "optimizer": "Adam", "lr": MLPAutoencoder.default_lr, "batch_size": BATCH_SIZE,
+                              "loss": "MSE"}
+                          for b in (BASELINES if baselines is None else baselines)}}
 
 
 # ------------------------------------------------------------------------------------------- scoring
@@ -213,7 +249,7 @@ def reconstruct_all(model: nn.Module, images: torch.Tensor, batch_size: int = 12
     return torch.cat(outs).clamp(0, 1)
 
 
-def score(model: nn.Module, signal_set: SignalSet, max_train: int = 256) -> dict[str, float]:
+def score(model: nn.Module, signal_set: SignalSet, max_train: int = MAX_TRAIN_SCORED) -> dict[str, float]:
     """MSE and PSNR on (at most ``max_train`` of) the training images and on every held-out image."""
     out: dict[str, float] = {}
     for split, x in (("train", signal_set.train[:max_train]), ("test", signal_set.test)):
@@ -251,7 +287,8 @@ def evaluate(model: nn.Module, *, dataset: str = "digits", size: int = 16, steps
     metrics.update(score(model, sset))
     rows: dict[str, dict[str, float]] = {}
     for b in baselines:
-        base = build_baseline(b, params=max(params, 1), data=sset, latent_dim=getattr(model, "latent_dim", 32), seed=seed)
+        base = build_baseline(b, params=max(params, 1), data=sset, latent_dim=getattr(model, "latent_dim", DEFAULT_LATENT),
+                              seed=seed)
         fig = base.fit(sset, steps=steps, seed=seed, progress=f"fit {b}")
         rows[b] = {"params": float(count_params(base)), "steps": float(fig["steps"]),
                    "seconds_per_step": float(fig["seconds_per_step"]), **score(base, sset)}

@@ -22,19 +22,18 @@ import hashlib
 import importlib.util
 import json
 import logging
-import os
-import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import torch
 from torch.nn import functional as F
 
 log = logging.getLogger(__name__)
 
-__all__ = ["VectorSets", "RetrievalData", "load_synthetic", "load_wiki", "wiki_corpus_path", "minilm_path",
-           "NEGATION_SPLITS"]
+__all__ = ["VectorSets", "RetrievalData", "load_synthetic", "synthetic_settings", "load_wiki", "wiki_split",
+           "synthetic_split", "wiki_corpus_path", "minilm_path", "NEGATION_SPLITS", "SYNTHETIC_DEFAULTS"]
 
 NEGATION_SPLITS = ("test", "shift", "negation_only")
 _CACHE_VERSION = 1
@@ -58,13 +57,13 @@ class VectorSets:
         self.offsets = offsets.long()
 
     @classmethod
-    def from_list(cls, sets: Sequence[torch.Tensor]) -> "VectorSets":
+    def from_list(cls, sets: Sequence[torch.Tensor]) -> VectorSets:
         lengths = torch.tensor([len(s) for s in sets], dtype=torch.long)
         offsets = torch.cat([torch.zeros(1, dtype=torch.long), lengths.cumsum(0)])
         return cls(torch.cat(list(sets)) if len(sets) else torch.empty(0, 0), offsets)
 
     @classmethod
-    def from_padded(cls, x: torch.Tensor, mask: torch.Tensor) -> "VectorSets":
+    def from_padded(cls, x: torch.Tensor, mask: torch.Tensor) -> VectorSets:
         lengths = mask.sum(1).long()
         return cls(x[mask], torch.cat([torch.zeros(1, dtype=torch.long), lengths.cumsum(0)]))
 
@@ -93,17 +92,17 @@ class VectorSets:
         """The set index of every vector: (T,)."""
         return torch.repeat_interleave(torch.arange(len(self)), self.lengths)
 
-    def to(self, dtype: torch.dtype) -> "VectorSets":
+    def to(self, dtype: torch.dtype) -> VectorSets:
         return self if self.vectors.dtype == dtype else VectorSets(self.vectors.to(dtype), self.offsets)
 
-    def map(self, fn: Any) -> "VectorSets":
+    def map(self, fn: Any) -> VectorSets:
         """Apply ``fn`` to the flat (T, d) vectors (a per-token map, e.g. a projection)."""
         return VectorSets(fn(self.vectors), self.offsets)
 
-    def detach(self) -> "VectorSets":
+    def detach(self) -> VectorSets:
         return VectorSets(self.vectors.detach(), self.offsets)
 
-    def subset(self, ids: Sequence[int] | torch.Tensor) -> "VectorSets":
+    def subset(self, ids: Sequence[int] | torch.Tensor) -> VectorSets:
         ids = torch.as_tensor(list(ids) if not isinstance(ids, torch.Tensor) else ids, dtype=torch.long)
         if len(ids) == 0:
             return VectorSets(self.vectors[:0], torch.zeros(1, dtype=torch.long))
@@ -150,7 +149,7 @@ class RetrievalData:
     qrels: list[dict[int, float]]
     kind: str  # "single" | "multi"
     name: str = ""
-    train: "RetrievalData | None" = None
+    train: RetrievalData | None = None
     titles: list[str] | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
@@ -168,7 +167,7 @@ class RetrievalData:
     def n_docs(self) -> int:
         return len(self.docs)
 
-    def subset_queries(self, n: int) -> "RetrievalData":
+    def subset_queries(self, n: int) -> RetrievalData:
         """The same corpus with only the first ``n`` queries."""
         q = self.queries[:n] if isinstance(self.queries, torch.Tensor) else self.queries.subset(range(n))
         return replace(self, queries=q, qrels=self.qrels[:n])
@@ -258,37 +257,50 @@ def _negation(split: str, n_words: int, n_docs: int, n_queries: int, attrs_per_d
     return RetrievalData(q, docs, rel, "multi", name=f"negation-{split}", train=train)
 
 
+# The synthetic corpora's settings per kind, as ``load_synthetic`` generates them (and ``describe`` reports them).
+SYNTHETIC_DEFAULTS: dict[str, dict[str, Any]] = {
+    "multi": {"n_docs": 2000, "doc_len": 32, "query_len": 8, "n_topics": 32, "concepts_per_topic": 32,
+              "topic_spread": 1.0, "token_noise": 0.5, "query_noise": 0.5},
+    "single": {"n_docs": 2000, "n_topics": 32, "topic_spread": 0.5, "query_noise": 1.0},
+    "negation": {"n_docs": 500, "n_words": 16, "attrs_per_doc": 3, "word_noise": 0.1, "n_train_queries": 2000},
+}
+
+
+def synthetic_settings(kind: str = "multi", *, n_docs: int | None = None, n_queries: int = 200, dim: int = 64,
+                       split: str = "test", **kw: Any) -> dict[str, Any]:
+    """The settings ``load_synthetic`` draws a corpus with (its ``info`` less the seed): ``SYNTHETIC_DEFAULTS[kind]``
+    with the given overrides.
+
+    >>> synthetic_settings("single", n_docs=50)["n_docs"], synthetic_settings("single")["query_noise"]
+    (50, 1.0)
+    """
+    if kind not in SYNTHETIC_DEFAULTS:
+        raise ValueError(f"synthetic kind must be one of {list(SYNTHETIC_DEFAULTS)}, got {kind!r}")
+    defaults = SYNTHETIC_DEFAULTS[kind]
+    unknown = sorted(set(kw) - set(defaults))
+    if unknown:
+        raise TypeError(f"load_synthetic({kind!r}) got unknown settings {unknown}; valid: {sorted(defaults)}")
+    return {"corpus": "synthetic", "kind": kind, **defaults, **kw, **({"n_docs": n_docs} if n_docs else {}),
+            "n_queries": n_queries, "dim": dim, **({"split": split} if kind == "negation" else {})}
+
+
 def load_synthetic(kind: str = "multi", *, n_docs: int | None = None, n_queries: int = 200, dim: int = 64,
                    seed: int = 0, split: str = "test", **kw: Any) -> RetrievalData:
     """A synthetic corpus with planted relevance: ``kind`` "multi", "single" or "negation".
 
-    Extra settings (``kw``) per kind: multi: ``doc_len=32`` (lengths uniform in [doc_len/2, doc_len]),
-    ``query_len=8, n_topics=32, concepts_per_topic=32, topic_spread=1.0, token_noise=0.5,
-    query_noise=0.5`` (exact MaxSim: recall@1 about 0.7, nDCG@10 about 0.9); single: ``n_topics=32,
-    topic_spread=0.5, query_noise=1.0``; negation: ``split`` in NEGATION_SPLITS,
-    ``n_words=16, attrs_per_doc=3, word_noise=0.1, n_train_queries=2000``.
+    Extra settings (``kw``) per kind, defaults in ``SYNTHETIC_DEFAULTS``: multi: ``doc_len`` (lengths
+    uniform in [doc_len/2, doc_len]), ``query_len, n_topics, concepts_per_topic, topic_spread, token_noise,
+    query_noise`` (exact MaxSim: recall@1 about 0.7, nDCG@10 about 0.9); single: ``n_topics, topic_spread,
+    query_noise``; negation: ``split`` in NEGATION_SPLITS, ``n_words, attrs_per_doc, word_noise, n_train_queries``.
 
     >>> d = load_synthetic("multi", n_docs=50, n_queries=5)
     >>> len(d.docs), d.docs.dim, list(d.qrels[0].values())
     (50, 64, [1.0])
     """
-    if kind == "multi":
-        opts = dict(doc_len=32, query_len=8, n_topics=32, concepts_per_topic=32, topic_spread=1.0,
-                    token_noise=0.5, query_noise=0.5)
-        opts.update(kw)
-        data = _synthetic_multi(n_docs or 2000, n_queries, dim=dim, seed=seed, **opts)
-    elif kind == "single":
-        opts = dict(n_topics=32, topic_spread=0.5, query_noise=1.0)
-        opts.update(kw)
-        data = _synthetic_single(n_docs or 2000, n_queries, dim=dim, seed=seed, **opts)
-    elif kind == "negation":
-        opts = dict(n_words=16, attrs_per_doc=3, word_noise=0.1, n_train_queries=2000)
-        opts.update(kw)
-        data = _negation(split, n_docs=n_docs or 500, n_queries=n_queries, dim=dim, seed=seed, **opts)
-    else:
-        raise ValueError(f"synthetic kind must be 'multi', 'single' or 'negation', got {kind!r}")
-    data.info = {"corpus": "synthetic", "kind": kind, "n_docs": len(data.docs), "n_queries": n_queries,
-                 "dim": dim, "seed": seed, **({"split": split} if kind == "negation" else {}), **opts}
+    settings = synthetic_settings(kind, n_docs=n_docs, n_queries=n_queries, dim=dim, split=split, **kw)
+    make = {"multi": _synthetic_multi, "single": _synthetic_single, "negation": _negation}[kind]
+    data = make(**{k: v for k, v in settings.items() if k not in ("corpus", "kind")}, seed=seed)
+    data.info = {**settings, "seed": seed}
     return data
 
 
@@ -356,15 +368,10 @@ def _cache_path(n_docs: int | None, query_field: str, max_tokens: int) -> Path:
 def _atomic_save(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str]) -> None:
     from safetensors.torch import save_file
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    os.close(fd)
-    try:
-        save_file({k: v.contiguous() for k, v in tensors.items()}, tmp, metadata=metadata)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    from zoo.fileio import atomic_path
+
+    with atomic_path(path) as tmp:  # by file name: no second in-memory copy of the encodings
+        save_file({k: v.contiguous() for k, v in tensors.items()}, str(tmp), metadata=metadata)
 
 
 def load_wiki(n_docs: int | None = 2000, kind: str = "sentence", *, query_field: str = "description",

@@ -6,8 +6,9 @@ Everything here is re-exported by ``zoo_task_retrieval.task``, which documents t
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -24,7 +25,7 @@ class SearchResult:
     n_candidates: torch.Tensor
 
     @staticmethod
-    def cat(parts: Sequence["SearchResult"]) -> "SearchResult":
+    def cat(parts: Sequence[SearchResult]) -> SearchResult:
         return SearchResult(torch.cat([p.ids for p in parts]), torch.cat([p.scores for p in parts]),
                             torch.cat([p.n_candidates for p in parts]))
 
@@ -93,10 +94,10 @@ class ExactMaxSim(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
         return {"vectors": x, "mask": mask}
 
-    def build_index(self, docs: VectorSets) -> "PaddedSets":
+    def build_index(self, docs: VectorSets) -> PaddedSets:
         return PaddedSets(docs)
 
-    def search(self, index: "PaddedSets", queries: VectorSets, k: int) -> SearchResult:
+    def search(self, index: PaddedSets, queries: VectorSets, k: int) -> SearchResult:
         s, i = _topk(maxsim_all(queries, index), k)
         return SearchResult(i, s, torch.full((len(queries),), len(index)))
 
@@ -125,7 +126,7 @@ class PaddedSets:
         return self.sets.nbytes
 
 
-def maxsim_all(queries: VectorSets, docs: "VectorSets | PaddedSets", *, max_scores: int = 1 << 23) -> torch.Tensor:
+def maxsim_all(queries: VectorSets, docs: VectorSets | PaddedSets, *, max_scores: int = 1 << 23) -> torch.Tensor:
     """Exact MaxSim of every query against every doc: (Q, N). ``max_scores`` bounds memory.
 
     Query tokens are not padded: all of them (flat) meet a chunk of padded docs in one matmul, the
@@ -147,7 +148,7 @@ def maxsim_all(queries: VectorSets, docs: "VectorSets | PaddedSets", *, max_scor
     return out
 
 
-def rerank_maxsim(index: "VectorSets | PaddedSets", queries: VectorSets, candidates: list[torch.Tensor], k: int,
+def rerank_maxsim(index: VectorSets | PaddedSets, queries: VectorSets, candidates: list[torch.Tensor], k: int,
                   score_fn: Any = None) -> SearchResult:
     """Score each query's candidate doc ids exactly (``score_fn``, default MaxSim) and keep the top ``k``.
 

@@ -54,26 +54,32 @@ import logging
 import math
 import statistics
 import time
-from typing import Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import torch
 from torch import nn
 
-from zoo.task import Result
+from zoo.task import Result, count_params
+
 from .data import RetrievalData, VectorSets
-from .index import (ExactDense, ExactMaxSim, PaddedSets, SearchResult, TokenKnnUnion, _topk, maxsim, maxsim_all,
-                              rerank_maxsim)
+from .index import ExactDense, ExactMaxSim, PaddedSets, SearchResult, TokenKnnUnion, _topk, maxsim, maxsim_all, rerank_maxsim
 
 log = logging.getLogger(__name__)
 
 NAME = "retrieval"
 BASELINES = ("exact-dense", "exact-maxsim", "token-knn-union")
 EXAMPLE_DIM = 64
+# the protocol's defaults (``evaluate``, ``train``, ``measure``; ``describe`` reports them)
+K, LATENCY_QUERIES, SEARCH_BATCH, THREADS = 100, 16, 64, 1
+DEFAULT_STEPS, BATCH_SIZE, LR, TEMPERATURE = 300, 32, 3e-3, 0.05
+METRICS = ("recall@1", "recall@10", "recall@100", "ndcg@10", "mrr", "exact_recall@10", "candidates", "latency_ms",
+           "qps", "index_bytes", "build_s")
 
 __all__ = ["VectorSets", "RetrievalData", "SearchResult", "maxsim", "maxsim_all", "PaddedSets", "ExactDense",
            "ExactMaxSim", "TokenKnnUnion", "build_baseline", "retrieval_metrics", "overlap_at_k", "index_nbytes",
            "search_all", "rerank_maxsim", "cpu_threads", "measure", "load", "evaluate", "example_input",
-           "check_output", "train", "BASELINES"]
+           "check_output", "train", "describe", "BASELINES"]
 
 
 def build_baseline(name: str, *, params: int | None = None, data: Any = None, seed: int = 0, **kw: Any) -> nn.Module:
@@ -207,8 +213,9 @@ def search_all(retriever: Any, index: Any, queries: Any, k: int, batch_size: int
     return SearchResult.cat(parts), time.perf_counter() - t0
 
 
-def measure(model: Any, data: RetrievalData, *, k: int = 100, latency_queries: int = 16, batch_size: int = 64,
-            reference: torch.Tensor | None = None, threads: int | None = 1) -> tuple[dict[str, float], SearchResult]:
+def measure(model: Any, data: RetrievalData, *, k: int = K, latency_queries: int = LATENCY_QUERIES,
+            batch_size: int = SEARCH_BATCH, reference: torch.Tensor | None = None,
+            threads: int | None = THREADS) -> tuple[dict[str, float], SearchResult]:
     """Index ``data.docs`` with ``model``, search every query, and return the metrics and the result.
 
     Runs on ``threads`` CPU threads (torch and faiss; None leaves them as they are), so that
@@ -264,8 +271,8 @@ def check_output(model: nn.Module, output: Any) -> None:
                          f"got {type(output).__name__}")
 
 
-def train(model: nn.Module, data: RetrievalData, *, steps: int = 300, batch_size: int = 32, lr: float = 3e-3,
-          temperature: float = 0.05, seed: int = 0, threads: int | None = 1) -> dict[str, float]:
+def train(model: nn.Module, data: RetrievalData, *, steps: int = DEFAULT_STEPS, batch_size: int = BATCH_SIZE,
+          lr: float = LR, temperature: float = TEMPERATURE, seed: int = 0, threads: int | None = THREADS) -> dict[str, float]:
     """Contrastive training on ``data.train`` (or ``data``) with in-batch negatives.
 
     Each step takes ``batch_size`` queries and one random relevant doc for each; the loss is the
@@ -328,17 +335,65 @@ def load(corpus: str = "synthetic", kind: str = "multi", **kw: Any) -> Retrieval
     raise ValueError(f"unknown {NAME} corpus {corpus!r}; choose 'synthetic', 'negation' or 'wiki'")
 
 
+def data_settings(corpus: str = "synthetic", kind: str = "multi", **kw: Any) -> dict[str, Any]:
+    """The settings ``load(corpus, kind, **kw)`` makes its data with (for wiki: the loader's defaults and ``kw``)."""
+    import inspect
+
+    from . import data as retrieval_data
+
+    if corpus in ("synthetic", "negation"):
+        kw.pop("seed", None)
+        return retrieval_data.synthetic_settings("negation" if corpus == "negation" else kind, **kw)
+    if corpus == "wiki":
+        params = inspect.signature(retrieval_data.load_wiki).parameters
+        defaults = {k: p.default for k, p in params.items() if k in ("n_docs", "query_field", "max_tokens", "n_queries")}
+        return {"corpus": "wiki", "kind": "token" if kind == "multi" else "sentence", **defaults,
+                **{k: v for k, v in kw.items() if k != "seed"}, "encoder": "all-MiniLM-L6-v2"}
+    raise ValueError(f"unknown {NAME} corpus {corpus!r}; choose 'synthetic', 'negation' or 'wiki'")
+
+
+def default_baselines(corpus: str, kind: str) -> list[str]:
+    """The baselines ``evaluate`` reports by default: exact search of the data's kind (on wiki: both kinds)."""
+    return ["exact-dense", "exact-maxsim"] if corpus == "wiki" else ["exact-maxsim" if kind == "multi" else "exact-dense"]
+
+
+def describe(*, corpus: str = "synthetic", kind: str = "multi", k: int = K, steps: int | None = None,
+             baselines: list[str] | None = None, latency_queries: int = LATENCY_QUERIES, threads: int | None = THREADS,
+             batch_size: int = BATCH_SIZE, lr: float = LR, temperature: float = TEMPERATURE,
+             **data_kw: Any) -> dict[str, Any]:
+    """The protocol ``evaluate`` runs with these options: data, baselines, training and measurement settings.
+
+    ``corpus`` and ``kind`` stand for the model's ``default_corpus`` and ``kind`` (``evaluate`` reads
+    them from the model); ``data_kw`` are the loader's (e.g. ``n_docs``); ``batch_size``, ``lr`` and
+    ``temperature`` are ``train``'s, for protocols (claims) that call it with other values.
+
+    >>> d = describe()
+    >>> d["data"]["n_docs"], d["training"]["steps"], d["baselines"]
+    (2000, 300, ['exact-maxsim'])
+    """
+    data = data_settings(corpus, kind, **data_kw)
+    data_kind = "single" if data["kind"] in ("single", "sentence") else "multi"
+    return {"corpus": corpus, "data": data,
+            "baselines": list(baselines) if baselines is not None else default_baselines(corpus, data_kind),
+            "k": k, "metrics": list(METRICS), "latency_queries": latency_queries, "search_batch_size": SEARCH_BATCH,
+            "threads": threads,
+            "training": {"applies_to": "models with trainable parameters and no pretrained weights",
+                         "loss": "in-batch contrastive cross-entropy, other relevant docs masked", "optimizer": "Adam",
+                         "steps": steps or DEFAULT_STEPS, "batch_size": batch_size, "lr": lr, "temperature": temperature,
+                         "split": "the corpus's training split, else a fresh draw with seed + 1"}}
+
+
 def evaluate(model: nn.Module, *, corpus: str | None = None, data: RetrievalData | None = None,
-             baselines: list[str] | None = None, k: int = 100, steps: int | None = None,
+             baselines: list[str] | None = None, k: int = K, steps: int | None = None,
              budget_s: float | None = None, seed: int = 0, train_model: bool | None = None,
-             latency_queries: int = 16, threads: int | None = 1, **data_kw: Any) -> Result:
+             latency_queries: int = LATENCY_QUERIES, threads: int | None = THREADS, **data_kw: Any) -> Result:
     """Index and search a corpus with ``model``; report its metrics next to the exact baselines.
 
     ``corpus`` defaults to ``model.default_corpus`` or "synthetic"; the data kind comes from
     ``model.kind`` ("multi" by default). ``baselines`` default to
     ``exact-maxsim`` (multi-vector) or ``exact-dense`` (single), and on ``wiki`` to both, each on its
     own encoding of the same corpus. Trainable models (a parameter that requires grad, no pretrained
-    weights) are first trained with ``train`` for ``steps`` (default 300) on the corpus's training
+    weights) are first trained with ``train`` for ``steps`` (default ``DEFAULT_STEPS``) on the corpus's training
     split (synthetic corpora without one: a fresh sample drawn with ``seed + 1``).
     ``data_kw`` go to the loader (e.g. ``n_docs``, ``split``); ``budget_s`` is accepted for the
     common interface and unused (indexing and search are not budgeted). Every method is measured on
@@ -354,13 +409,12 @@ def evaluate(model: nn.Module, *, corpus: str | None = None, data: RetrievalData
     corpus = corpus or getattr(model, "default_corpus", "synthetic")
     data = data or load(corpus, kind, seed=seed, **data_kw)
     if baselines is None:
-        baselines = ["exact-dense", "exact-maxsim"] if corpus == "wiki" else \
-            ["exact-maxsim" if data.kind == "multi" else "exact-dense"]
+        baselines = default_baselines(corpus, data.kind)
     exact = "exact-maxsim" if data.kind == "multi" else "exact-dense"
     results: dict[str, dict[str, float]] = {}
     ref_metrics, ref = measure(build_baseline(exact), data, k=k, latency_queries=latency_queries, threads=threads)
     ref_metrics["exact_recall@10"] = 1.0
-    metrics: dict[str, float] = {"params": float(sum(p.numel() for p in model.parameters()))}
+    metrics: dict[str, float] = {"params": float(count_params(model))}
     prov = getattr(model, "zoo", None)
     if train_model is None:
         train_model = any(p.requires_grad for p in model.parameters()) and not getattr(prov, "pretrained", False)
@@ -371,7 +425,7 @@ def evaluate(model: nn.Module, *, corpus: str | None = None, data: RetrievalData
                                  "pass train_model=False, or use corpus='synthetic' or 'negation'")
             data.train = load(corpus, kind, seed=seed + 1, **data_kw)
         torch.manual_seed(seed)
-        metrics.update(train(model, data, steps=steps or 300, seed=seed, threads=threads))
+        metrics.update(train(model, data, steps=steps or DEFAULT_STEPS, seed=seed, threads=threads))
     model.eval()
     metrics.update(measure(model, data, k=k, latency_queries=latency_queries, reference=ref.ids, threads=threads)[0])
     for name in baselines:

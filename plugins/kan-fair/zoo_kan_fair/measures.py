@@ -1,4 +1,4 @@
-"""KANbeFair's fairness harness: parameter and FLOP counts, width matching, class-incremental forgetting.
+"""KANbeFair's two measures beside accuracy: FLOPs per example, and forgetting in class-incremental learning.
 
 FLOPs per example follow the paper's accounting (Yu et al. 2024, Sec. 3 and the authors' README):
 a linear layer costs ``2 * d_in * d_out``; an activation ``FLOPS_PER_ACTIVATION[name]`` per neuron;
@@ -8,18 +8,17 @@ so a KAN layer costs ``d_in * d_out * (9k(G + 1.5k) + 2G - 2.5k + 1)`` plus its 
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import nn
+from zoo_task_digits import task as digits
 
 from zoo_nn.kan import BSplineKANLayer
-from zoo_task_digits import task as digits
-from zoo.task import count_params, match_width
 
 from .model import BSplineActivation
 
-__all__ = ["FLOPS_PER_ACTIVATION", "flops", "count_params", "match_width", "class_incremental", "TASKS_SPLIT"]
+__all__ = ["FLOPS_PER_ACTIVATION", "flops", "class_incremental", "TASKS_SPLIT"]
 
 FLOPS_PER_ACTIVATION = {"Identity": 0, "ReLU": 1, "Sigmoid": 4, "SiLU": 5, "Tanh": 6, "GELU": 14}
 
@@ -101,9 +100,3 @@ def class_incremental(model: nn.Module, *, tasks: Sequence[Sequence[int]] = TASK
     return {"average_accuracy": sum(final) / len(final), "bwt": bwt, "forgetting": -bwt,
             "acc_after_own_task": sum(acc[(j, j)] for j in range(len(tasks))) / len(tasks)}
 
-
-def matched(build: Callable[[int], nn.Module], target_params: int, seed: int = 0) -> nn.Module:
-    """``build(w)`` with the width whose parameter count is closest to ``target_params``, seeded."""
-    width = match_width(build, target_params)
-    torch.manual_seed(seed)
-    return build(width)
