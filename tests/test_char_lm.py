@@ -3,10 +3,10 @@ import math
 
 import pytest
 import torch
-from zoo_task_char_lm import task as char_lm
 
 import zoo
 from zoo_nn.gpt import GPT, capture_hidden, hidden_hooks
+from zoo_task_char_lm import task as char_lm
 
 TINY = dict(dim=32, depth=2, heads=2, block_size=32, mlp_ratio=4.0)
 

@@ -6,9 +6,9 @@ import torch
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from sklearn.metrics import average_precision_score
-from zoo_task_graph_embed import data, task
 
 from zoo.task import count_params
+from zoo_task_graph_embed import data, task
 
 
 @pytest.mark.parametrize("name,n,e", [("karate", 34, 78), ("les_miserables", 77, 254), ("florentine", 15, 20),

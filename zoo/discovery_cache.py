@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 FORMAT = 3
+_is_dataclass = _fields = _MappingProxyType = None  # set by encode_entry()
 _CORE_FILES = ("specs.py", "discovery.py", "discovery_cache.py")  # what decides how cached specs are read
 
 
@@ -242,13 +243,9 @@ def summary(raw: dict) -> list | None:
 
 
 def _encode(obj: Any) -> Any:
-    import dataclasses
-    from types import MappingProxyType
-
-    if dataclasses.is_dataclass(obj):
-        return {"__spec__": type(obj).__name__,
-                **{f.name: _encode(getattr(obj, f.name)) for f in dataclasses.fields(obj)}}
-    if isinstance(obj, (dict, MappingProxyType)):
+    if _is_dataclass(obj):
+        return {"__spec__": type(obj).__name__, **{f.name: _encode(getattr(obj, f.name)) for f in _fields(obj)}}
+    if isinstance(obj, (dict, _MappingProxyType)):
         if not all(isinstance(k, str) for k in obj):
             raise TypeError("only string keys are cacheable")
         return {k: _encode(v) for k, v in obj.items()}
@@ -322,6 +319,12 @@ def encode_entry(found: dict[str, list]) -> dict | None:
     """The JSON form of one plugin's specs, or None when they hold values JSON cannot carry."""
     import json
 
+    global _is_dataclass, _fields, _MappingProxyType
+    if _fields is None:  # on the slow path only: `zoo list` never imports dataclasses
+        from dataclasses import fields, is_dataclass
+        from types import MappingProxyType
+
+        _is_dataclass, _fields, _MappingProxyType = is_dataclass, fields, MappingProxyType
     try:
         encoded = {hook: [_encode(s) for s in items] for hook, items in found.items()}
         json.dumps(encoded, allow_nan=False)

@@ -31,8 +31,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from zoo_nn.inr import SineLayer
 from zoo.task import run_budget
+from zoo_nn.inr import SineLayer
 
 log = logging.getLogger(__name__)
 

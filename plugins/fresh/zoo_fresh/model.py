@@ -21,7 +21,8 @@ from __future__ import annotations
 import logging
 import math
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -180,7 +181,7 @@ class FreshSiren(_FreshSelected, nn.Module):
         with torch.no_grad():
             self.head.weight.uniform_(-bound, bound)
 
-    def variant(self, value: float) -> "FreshSiren":
+    def variant(self, value: float) -> FreshSiren:
         """An untrained copy of this architecture with first-layer ``omega_0 = value``."""
         i, o, h, n, w0 = self.shape_args
         return FreshSiren(i, o, h, n, w0, value, self.candidates, self.n_inits, self.spectrum_size, self.default_lr)
@@ -223,7 +224,7 @@ class FreshFourierMLP(_FreshSelected, nn.Module):
         self.body = nn.Sequential(*body)
         self.head = nn.Linear(d, out_features)
 
-    def variant(self, value: float) -> "FreshFourierMLP":
+    def variant(self, value: float) -> FreshFourierMLP:
         """An untrained copy of this architecture with Fourier-feature scale ``sigma = value``."""
         i, o, h, n, m = self.shape_args
         return FreshFourierMLP(i, o, h, n, m, value, self.candidates, self.n_inits, self.spectrum_size,

@@ -25,8 +25,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from zoo_nn.inr import FourierFeatureMLP, Siren
 from zoo.task import run_budget
+from zoo_nn.inr import FourierFeatureMLP, Siren
 
 log = logging.getLogger(__name__)
 

@@ -3,14 +3,14 @@ import math
 import numpy as np
 import pytest
 import torch
-from zoo_node2vec.model import Node2Vec, skipgram_pairs
-from zoo_node2vec.reproduce import REPRODUCTION
-from zoo_node2vec.walks import BiasedWalker, CSRGraph, alias_tables
-from zoo_task_graph_embed import task
 
 import zoo
 from zoo.claims import run_claim
 from zoo.testing import check_plugin
+from zoo_node2vec.model import Node2Vec, skipgram_pairs
+from zoo_node2vec.reproduce import REPRODUCTION
+from zoo_node2vec.walks import BiasedWalker, CSRGraph, alias_tables
+from zoo_task_graph_embed import task
 
 TINY = {"num_nodes": 12, "dim": 4, "num_walks": 1, "walk_length": 5}
 

@@ -1,13 +1,10 @@
 """``zoo reproduce node2vec``: link prediction, node2vec vs DeepWalk vs the task's baselines.
 
-For each seed, ``graph_embed.link_split`` holds out 50% of the edges (the residual graph stays
-connected). node2vec's (p, q) is chosen from {0.25, 1, 4}^2 as in §4.3 of the paper, but on
-validation edges rather than labels: a second split holds out 25% of the residual edges, every
-(p, q) is fit on what is left and scored by the same Hadamard + logistic-regression AUC (ties go to
-p = q = 1). The chosen (p, q) and DeepWalk (p = q = 1) are then fit on the residual graph and
-scored on the test edges by ``graph_embed.evaluate``; the task's baselines are scored on the same
-split by ``graph_embed.link_baselines``. Embedding dimension 128, r = 10 walks of length 80, window
-10 (the paper's settings).
+Per seed, ``graph_embed.link_split`` holds out 50% of the edges. node2vec's (p, q) is chosen from
+{0.25, 1, 4}^2 (§4.3) on validation edges rather than labels: 25% of the residual edges held out, scored
+by the task's Hadamard + logistic-regression AUC (ties go to p = q = 1). The chosen (p, q) and DeepWalk
+(p = q = 1) are scored by ``graph_embed.evaluate``, the task's baselines on the same split by
+``graph_embed.link_baselines``. The paper's d = 128, r = 10 walks of length 80, window 10.
 """
 from __future__ import annotations
 
@@ -16,10 +13,10 @@ import itertools
 from typing import Any
 
 import torch
-from zoo_task_graph_embed import task
 
 import zoo
 from zoo.claims import Check, Claim, Row
+from zoo_task_graph_embed import task
 
 from .model import node2vec
 from .plugin import CLAIM

@@ -3,13 +3,13 @@ import math
 import numpy as np
 import pytest
 import torch
-from zoo_poincare_embed.model import EPS, EuclideanEmbedding, PoincareEmbedding, poincare_distance, project, sample_negatives
-from zoo_poincare_embed.reproduce import REPRODUCTION
-from zoo_task_graph_embed import task
 
 import zoo
 from zoo.claims import run_claim
 from zoo.testing import check_plugin
+from zoo_poincare_embed.model import EPS, EuclideanEmbedding, PoincareEmbedding, poincare_distance, project, sample_negatives
+from zoo_poincare_embed.reproduce import REPRODUCTION
+from zoo_task_graph_embed import task
 
 TINY = {"num_nodes": 10, "dim": 3}
 

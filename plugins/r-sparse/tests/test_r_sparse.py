@@ -6,14 +6,14 @@ import math
 import pytest
 import torch
 from torch import nn
-from zoo_r_sparse.allocation import search_sparse_ratios
-from zoo_r_sparse.model import RSparseLinear, budget, calibrate, rsparse_linears, rsparsify
-from zoo_r_sparse.reproduce import MAGNITUDE, REPRODUCTION, RSPARSE
-from zoo_r_sparse.speed import mac_fraction, sparse_matvec, time_decode
 
 from zoo.claims import run_claim
 from zoo.testing import check_plugin
 from zoo_nn.gpt import GPT
+from zoo_r_sparse.allocation import search_sparse_ratios
+from zoo_r_sparse.model import RSparseLinear, budget, calibrate, rsparse_linears, rsparsify
+from zoo_r_sparse.reproduce import MAGNITUDE, REPRODUCTION, RSPARSE
+from zoo_r_sparse.speed import mac_fraction, sparse_matvec, time_decode
 
 TINY = {"dim": 32, "depth": 1, "heads": 2, "block_size": 16}
 

@@ -24,9 +24,9 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import nn
 from torch.nn import functional as F
-from zoo_task_char_lm.task import GPT_DEFAULTS, NORMS
 
 from zoo_nn.gpt import GPT
+from zoo_task_char_lm.task import GPT_DEFAULTS, NORMS
 
 __all__ = ["RSparseLinear", "budget", "rsparsify", "rsparse_linears", "block_linears", "layer_inputs", "calibrate", "rsparse_gpt"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import copy
 import functools
-from zoo_task_char_lm import task as char_lm
 
 import zoo
 from zoo.claims import Check, Claim, Row
+from zoo_task_char_lm import task as char_lm
 
 from .allocation import search_sparse_ratios
 from .model import calibrate, layer_inputs, rsparse_linears, rsparsify

@@ -5,13 +5,13 @@ import math
 
 import pytest
 import torch
+
+from zoo.claims import run_claim
+from zoo.testing import check_plugin
 from zoo_relu2_sparsity import cett
 from zoo_relu2_sparsity.model import SquaredReLU, reglu_gpt, relu2_gpt
 from zoo_relu2_sparsity.reproduce import MODELS, OTHERS, RELU2, REPRODUCTION
 from zoo_task_char_lm import task as char_lm
-
-from zoo.claims import run_claim
-from zoo.testing import check_plugin
 
 TINY = {"dim": 32, "depth": 2, "heads": 2, "block_size": 32}
 

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
-from zoo_task_char_lm import task as char_lm
 
 from zoo_nn.gpt import capture_hidden, hidden_hooks
+from zoo_task_char_lm import task as char_lm
 
 __all__ = ["CETTCurve", "neuron_magnitudes", "cett", "calibrate", "truncation", "evaluate_at", "ppl_sparsity",
            "predictivity", "hardware_affinity"]

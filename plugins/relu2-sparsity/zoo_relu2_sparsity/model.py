@@ -12,9 +12,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 from torch.nn import functional as F
-from zoo_task_char_lm.task import GPT_DEFAULTS, NORMS
 
 from zoo_nn.gpt import GPT
+from zoo_task_char_lm.task import GPT_DEFAULTS, NORMS
 
 __all__ = ["SquaredReLU", "relu2_gpt", "reglu_gpt"]
 

@@ -1,18 +1,16 @@
 """``zoo reproduce relu2-sparsity``: ReLU vs SwiGLU vs ReGLU vs ReLU² GPTs on char_lm.
 
-The four FFNs of the paper in the task's reference GPT (RMSNorm, equal parameter counts: gated
-FFNs have 2/3 of the hidden width), trained by the task with the same seed, batches, optimiser and
-step count. Each trained model is then analysed with ``zoo_relu2_sparsity.cett``: its sparsity at
-equal loss (PPL-1%: the largest shared CETT whose perplexity is within 1% of its own dense
-perplexity), the predictivity of its active neurons and its hardware affinity, all at that point.
+The paper's four FFNs in the task's reference GPT (RMSNorm, equal parameters: gated FFNs at 2/3 width),
+trained by the task alike, then analysed with ``cett``: sparsity at equal loss (PPL-1%: the largest
+shared CETT keeping perplexity within 1% of the model's own), predictivity and hardware affinity there.
 """
 from __future__ import annotations
 
 import torch
-from zoo_task_char_lm import task as char_lm
 
 import zoo
 from zoo.claims import Check, Claim, Row
+from zoo_task_char_lm import task as char_lm
 
 from . import cett
 from .plugin import CLAIM, TASK

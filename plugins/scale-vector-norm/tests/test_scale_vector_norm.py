@@ -6,11 +6,11 @@ import math
 import pytest
 import torch
 from torch import nn
-from zoo_scale_vector_norm.model import STRATEGIES, ScaledLinear, ScaleVector, svn_gpt
-from zoo_scale_vector_norm.reproduce import REPRODUCTION, ROWS
 
 from zoo.claims import run_claim
 from zoo.testing import check_plugin
+from zoo_scale_vector_norm.model import STRATEGIES, ScaledLinear, ScaleVector, svn_gpt
+from zoo_scale_vector_norm.reproduce import REPRODUCTION, ROWS
 
 TINY = {"dim": 32, "depth": 2, "heads": 2, "block_size": 16}
 

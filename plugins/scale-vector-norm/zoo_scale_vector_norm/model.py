@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
-from zoo_task_char_lm.task import GPT_DEFAULTS
 
 from zoo_nn.gpt import GPT
+from zoo_task_char_lm.task import GPT_DEFAULTS
 
 __all__ = ["ScaleVector", "ScaledLinear", "ScaleStrategy", "STRATEGIES", "apply_scale_strategy", "svn_gpt"]
 

@@ -1,18 +1,16 @@
 """``zoo reproduce scale-vector-norm``: scale-vector strategies in a small pre-norm char_lm GPT.
 
-Five strategies of ``STRATEGIES`` in the same GPT (RMSNorm, SwiGLU, QK-norm), trained by the task
-with the same seeds, batches, optimiser (AdamW, weight decay where a parameter is decayed) and
-steps: no scale vectors, standard scales without decay on them (the common recipe), standard with
-decay on the Input-Norm scales, standard with decay on the Output-Norm (QK-norm) scales, and the
-unified strategy. The claim's parts are checks on validation bits/char, paired over seeds.
+Five ``STRATEGIES`` in the same GPT (RMSNorm, SwiGLU, QK-norm) trained alike by the task: no scale
+vectors, standard scales without decay (the common recipe), standard with decay on the Input-Norm or on
+the Output-Norm (QK-norm) scales, and unified. Each part of the claim is a check on validation bits/char.
 """
 from __future__ import annotations
 
 import torch
-from zoo_task_char_lm import task as char_lm
 
 import zoo
 from zoo.claims import Check, Claim, Row
+from zoo_task_char_lm import task as char_lm
 
 from .plugin import CLAIM, TASK
 

@@ -33,8 +33,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from zoo_nn.inr import FourierFeatures
 from zoo.task import run_budget
+from zoo_nn.inr import FourierFeatures
 from zoo_task_image_fit.signal_set import SignalSet, coord_grid, minibatches
 
 from .encoder import PointConvEncoder
