@@ -4,10 +4,11 @@ Every side is a fresh process (spawn to exit, with its peak RSS and CPU time); t
 round by round in a rotating order so that load changes on the machine hit all of them alike. timm's
 listing costs seconds (it imports torch), so it runs in fewer rounds than the others.
 
-``console_wrapper`` is what pip's generated ``zoo`` script runs before any zoo code (``import re`` and
-one ``re.sub``), so the part of ``zoo list`` that zoo owns is the gap between that side and ``zoo_list``.
-One more process, ``python -X importtime zoo list``, records which modules the listing imported: with the
-listing cache warm, neither importlib.metadata nor pluggy nor any plugin (the fast path).
+Every side runs in the temporary work folder, so that ``python -c`` imports the installed zoo, not the
+source checkout. ``console_wrapper`` is what pip's generated ``zoo`` script runs before any zoo code
+(``import re`` and one ``re.sub``), so the part of ``zoo list`` that zoo owns is the gap between that side
+and ``zoo_list``. One more process, ``python -X importtime zoo list``, records which modules the listing
+imported: with the listing cache warm, neither importlib.metadata nor pluggy nor any plugin (the fast path).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def run(work, rounds: int = 16, timm_rounds: int = 4) -> dict:
     env = hub_env(work, DEAD_ENDPOINT, zoo_cache="zoo-cache-startup")
     for name, cmd in SIDES.items():  # warm-up: page cache, bytecode, zoo's listing cache (timm: too slow to repeat)
         if name != "timm_list":
-            check(run_process(cmd, env), f"warm-up of {name}")
+            check(run_process(cmd, env, cwd=work), f"warm-up of {name}")
     times: dict[str, list[float]] = {k: [] for k in SIDES}
     timm_pairs: list[tuple[float, float]] = []  # (timm, zoo list) of the rounds that ran timm
     rss: dict[str, list[float]] = {k: [] for k in SIDES}
@@ -41,7 +42,7 @@ def run(work, rounds: int = 16, timm_rounds: int = 4) -> dict:
         names = [n for n in SIDES if n != "timm_list" or (r % every == 0 and len(times["timm_list"]) < timm_rounds)]
         shift = r % len(names)
         for name in names[shift:] + names[:shift]:
-            res = check(run_process(SIDES[name], env), name)
+            res = check(run_process(SIDES[name], env, cwd=work), name)
             times[name].append(res.seconds)
             rss[name].append(res.peak_rss_mb)
             cpu[name].append(res.cpu_s)
@@ -66,14 +67,14 @@ def run(work, rounds: int = 16, timm_rounds: int = 4) -> dict:
     out["zoo_list_over_bare_cpu"] = cpu_med["zoo_list"] / cpu_med["bare"]
     out["wrapper_over_bare_cpu_paired"] = paired(cpu["console_wrapper"], cpu["bare"])
     out["zoo_own_cpu_ms"] = 1000 * median([z - w for z, w in zip(cpu["zoo_list"], cpu["console_wrapper"], strict=True)])
-    out["zoo_list_imports"] = _imports(env)
+    out["zoo_list_imports"] = _imports(env, work)
     return out
 
 
-def _imports(env: dict) -> dict:
+def _imports(env: dict, work) -> dict:
     """Which costly modules one warm `zoo list` imported (python -X importtime): importlib.metadata, pluggy, email and
     zoo.specs belong to discovery's slow path; json and logging to whatever else imports them (the CLI)."""
-    res = check(run_process([PYTHON, "-X", "importtime", ZOO_BIN, "list"], env), "zoo list under -X importtime")
+    res = check(run_process([PYTHON, "-X", "importtime", ZOO_BIN, "list"], env, cwd=work), "zoo list under -X importtime")
     modules = {line.rsplit("|", 1)[-1].strip() for line in res.stderr.splitlines() if line.startswith("import time:")}
     slow = ("importlib.metadata", "pluggy", "email", "zoo.specs", "json", "logging")
     return {"modules": len(modules), "costly_modules": sorted(m for m in slow if m in modules),

@@ -5,25 +5,29 @@ only when it runs.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import logging
 import os
 import sys
-from pathlib import Path
-from typing import Any
 
 from . import registry
 from .errors import ZooError
 
-log = logging.getLogger("zoo")
+TYPE_CHECKING = False  # `zoo list` imports this module: argparse, json, logging, pathlib, typing only when used
+if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
+    from types import SimpleNamespace
+    from typing import Any
 
 
 def _print_json(data: Any) -> None:
+    import json
+
     print(json.dumps(data, indent=2, sort_keys=False, default=str))
 
 
 def _kv(pairs: list[str]) -> dict[str, Any]:
+    import json
+
     out = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
@@ -120,6 +124,8 @@ def cmd_eval(a: argparse.Namespace) -> int:
 
 
 def _registry_file(path: str | None) -> Path | None:
+    from pathlib import Path
+
     p = Path(path or "registry.yaml")
     return p if p.exists() else None
 
@@ -146,7 +152,7 @@ def cmd_train(a: argparse.Namespace) -> int:
 
     target = None if a.no_record else _registry_file(a.registry)
     result = train(a.name, seed=a.seed, out=a.out, push=a.push, record=target)
-    print(json.dumps({"model": a.name, "metrics": result.metrics}, indent=2))
+    _print_json({"model": a.name, "metrics": result.metrics})
     if result.folder is not None:
         print(f"saved to {result.folder}")
     if result.commit is not None:
@@ -207,6 +213,8 @@ def cmd_registry(a: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    import argparse
+
     p = argparse.ArgumentParser(prog="zoo", description="A plugin-based model zoo for representation learning.")
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = p.add_subparsers(dest="command", required=True)
@@ -295,9 +303,43 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _list_args(argv: list[str]) -> SimpleNamespace | None:
+    """``list [PATTERN] [--pretrained] [--task T] [--plugin P]`` parsed by hand, or None for anything else.
+
+    Importing argparse and building the parser cost more CPU than the listing itself (benchmarks/RESULTS.md,
+    start-up), so the plain listing skips them; ``--json``, ``-h``, ``-v`` and any error go through argparse.
+    """
+    from types import SimpleNamespace
+
+    a = SimpleNamespace(pattern=None, pretrained=False, task=None, plugin=None, json=False, verbose=False)
+    it = iter(argv)
+    for arg in it:
+        if arg == "--pretrained":
+            a.pretrained = True
+        elif arg in ("--task", "--plugin"):
+            value = next(it, None)
+            if value is None or value.startswith("-"):
+                return None
+            setattr(a, arg[2:], value)
+        elif arg.startswith("-") or a.pattern is not None:
+            return None
+        else:
+            a.pattern = arg
+    return a
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    fast = _list_args(argv[1:]) if argv[:1] == ["list"] else None
+    if fast is not None:
+        args = fast
+        args.fn = cmd_list
+    else:
+        import logging
+
+        args = parser().parse_args(argv)
+        logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                            format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.fn(args)
     except BrokenPipeError:  # `zoo list | head`: the reader left; no traceback (Python docs' recipe)

@@ -50,8 +50,9 @@ class Catalog:
     """Everything the installed plugins registered, keyed by name, with who registered it.
 
     ``models`` and ``tasks`` map a name to ``(spec, plugin id)``, ``claims`` a plugin id to its claim, and
-    ``statuses`` a plugin id to its ``PluginStatus``. A catalog read from the listing cache holds the cached
-    JSON and builds these on first access; ``model_index()`` answers listings from the JSON directly.
+    ``statuses`` a plugin id to its ``PluginStatus``. A catalog from the fast path holds only what the cache's
+    index says (names, tasks, tags: ``model_index()``, all ``zoo list`` needs) and reads and decodes the cached
+    specs on first access to one of these.
     """
 
     def __init__(self) -> None:

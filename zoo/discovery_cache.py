@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 FORMAT = 3
-_is_dataclass = _fields = _MappingProxyType = None  # set by encode_entry()
 _CORE_FILES = ("specs.py", "discovery.py", "discovery_cache.py")  # what decides how cached specs are read
 
 
@@ -242,22 +241,6 @@ def summary(raw: dict) -> list | None:
     return [models, tasks]
 
 
-def _encode(obj: Any) -> Any:
-    if _is_dataclass(obj):
-        return {"__spec__": type(obj).__name__, **{f.name: _encode(getattr(obj, f.name)) for f in _fields(obj)}}
-    if isinstance(obj, (dict, _MappingProxyType)):
-        if not all(isinstance(k, str) for k in obj):
-            raise TypeError("only string keys are cacheable")
-        return {k: _encode(v) for k, v in obj.items()}
-    if isinstance(obj, tuple):
-        return {"__tuple__": [_encode(v) for v in obj]}
-    if isinstance(obj, list):
-        return [_encode(v) for v in obj]
-    if obj is None or isinstance(obj, (str, int, float, bool)):
-        return obj
-    raise TypeError(f"{type(obj).__name__} is not cacheable")
-
-
 def _decode(obj: Any, types: dict) -> Any:
     if isinstance(obj, dict):
         if "__tuple__" in obj:
@@ -318,15 +301,26 @@ def decode_entry(raw: dict[str, list]) -> dict[str, list] | None:
 def encode_entry(found: dict[str, list]) -> dict | None:
     """The JSON form of one plugin's specs, or None when they hold values JSON cannot carry."""
     import json
+    from dataclasses import fields, is_dataclass  # here: `zoo list` never imports dataclasses
+    from types import MappingProxyType
 
-    global _is_dataclass, _fields, _MappingProxyType
-    if _fields is None:  # on the slow path only: `zoo list` never imports dataclasses
-        from dataclasses import fields, is_dataclass
-        from types import MappingProxyType
+    def encode(obj: Any) -> Any:
+        if is_dataclass(obj):
+            return {"__spec__": type(obj).__name__, **{f.name: encode(getattr(obj, f.name)) for f in fields(obj)}}
+        if isinstance(obj, (dict, MappingProxyType)):
+            if not all(isinstance(k, str) for k in obj):
+                raise TypeError("only string keys are cacheable")
+            return {k: encode(v) for k, v in obj.items()}
+        if isinstance(obj, tuple):
+            return {"__tuple__": [encode(v) for v in obj]}
+        if isinstance(obj, list):
+            return [encode(v) for v in obj]
+        if obj is None or isinstance(obj, (str, int, float, bool)):
+            return obj
+        raise TypeError(f"{type(obj).__name__} is not cacheable")
 
-        _is_dataclass, _fields, _MappingProxyType = is_dataclass, fields, MappingProxyType
     try:
-        encoded = {hook: [_encode(s) for s in items] for hook, items in found.items()}
+        encoded = {hook: [encode(s) for s in items] for hook, items in found.items()}
         json.dumps(encoded, allow_nan=False)
     except (TypeError, ValueError):
         return None

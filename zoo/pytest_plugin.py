@@ -170,7 +170,7 @@ def unguard_sockets() -> None:
 # --- pytest hooks and fixtures -----------------------------------------------------------------------------
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("zoo", "zoo model zoo: hermetic local hub for conformance checks")
+    group = parser.getgroup("zoo", "zoo: a hermetic local hub and a socket guard for conformance checks")
     group.addoption("--zoo-hub", dest="zoo_hub", action="store_true", default=None,
                     help="start a local hub and point the Hub settings at it before anything imports huggingface_hub")
     group.addoption("--no-zoo-hub", dest="zoo_hub", action="store_false", help="leave the Hub settings alone")
