@@ -9,9 +9,9 @@ packages are byte-compiled, as ``pip install`` does by default.
 """
 from __future__ import annotations
 
+import base64
 import compileall
 import hashlib
-import base64
 from pathlib import Path
 
 TRIVIAL_PLUGIN = '''"""Generated benchmark plugin {i}: one trivial model (specs only)."""

@@ -3,10 +3,10 @@ import types
 
 import pytest
 import torch
-from zoo_task_digits import task as digits
 
 import zoo
 from zoo_nn.backbones import DigitsCNN, DigitsMLP, TinyViT
+from zoo_task_digits import task as digits
 
 
 def test_split_is_fixed_and_stratified():

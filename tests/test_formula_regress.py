@@ -4,10 +4,10 @@ import math
 import numpy as np
 import pytest
 import torch
-from zoo_task_formula_regress import task as F
 
 import zoo
 from zoo_nn.kan import KAN, BSplineKANLayer, RBFKANLayer, bspline_basis, kan_param_count, uniform_grid
+from zoo_task_formula_regress import task as F
 
 # ---------------------------------------------------------------- B-spline KAN layer
 

@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 import zoo
-from zoo import registry_file
 from zoo.claims import Check, interval95, run_claim
 
 ROOT = Path(__file__).resolve().parents[1]

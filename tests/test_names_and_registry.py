@@ -98,6 +98,7 @@ def test_registry_yaml_is_fresh():
 
 def test_registry_lists_all_papers():
     import yaml
+
     from zoo.registry import registry_path
 
     data = yaml.safe_load(registry_path().read_text())

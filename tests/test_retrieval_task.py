@@ -4,10 +4,10 @@ import math
 
 import pytest
 import torch
-from zoo_task_retrieval import data as D
-from zoo_task_retrieval import task as R
 
 import zoo
+from zoo_task_retrieval import data as D
+from zoo_task_retrieval import task as R
 
 
 def _brute_maxsim(q: torch.Tensor, d: torch.Tensor) -> float:

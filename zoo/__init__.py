@@ -56,14 +56,27 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # static imports for IDEs and type checkers
-    from .errors import (ClaimNotFound, DownloadFailed, ModelNotFound, NotAZooModel, PluginBroken,  # noqa: F401
-                         PluginCollision, PluginNotInstalled, TaskNotFound, UnknownArgument, UnsafeConfig,
-                         WeightsCorrupt, WeightsMismatch, WeightsNotFound, ZooError)
+    from .claims import Check, Claim, ClaimResult, Row, reproduce  # noqa: F401
+    from .errors import (  # noqa: F401
+        ClaimNotFound,
+        DownloadFailed,
+        ModelNotFound,
+        NotAZooModel,
+        PluginBroken,
+        PluginCollision,
+        PluginNotInstalled,
+        TaskNotFound,
+        UnknownArgument,
+        UnsafeConfig,
+        WeightsCorrupt,
+        WeightsMismatch,
+        WeightsNotFound,
+        ZooError,
+    )
     from .evaluation import evaluate  # noqa: F401
     from .factory import Provenance, create, push_to_hub, save_pretrained  # noqa: F401
     from .hookspecs import hookimpl  # noqa: F401
     from .registry import info, list_models, parse_model_name, plugins  # noqa: F401
     from .specs import ClaimSpec, ModelSpec, Paper, PluginStatus, TaskSpec, WeightsSpec  # noqa: F401
-    from .claims import Check, Claim, ClaimResult, Row, reproduce  # noqa: F401
     from .task import Result  # noqa: F401
     from .training import train  # noqa: F401

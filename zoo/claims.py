@@ -30,8 +30,9 @@ import importlib
 import logging
 import math
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 log = logging.getLogger(__name__)
 

@@ -186,7 +186,7 @@ def cmd_convert(a: argparse.Namespace) -> int:
 
 
 def cmd_hub_serve(a: argparse.Namespace) -> int:
-    from .hubserver import serve  # the one implementation, shared with `python -m zoo.hubserver`
+    from .hubserver.cli import serve  # the one implementation, shared with `python -m zoo.hubserver`
 
     return serve(a)
 
@@ -289,7 +289,7 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("hub", help="the local Hugging Face-compatible hub")
     hs = s.add_subparsers(dest="hub_command", required=True)
-    from .hubserver import add_arguments as add_hub_arguments  # options only: the server loads when it runs
+    from .hubserver.cli import add_arguments as add_hub_arguments  # options only: the server loads when it runs
 
     h = hs.add_parser("serve", help="serve a hub persisted in --root (same options as python -m zoo.hubserver)")
     add_hub_arguments(h)

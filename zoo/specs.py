@@ -7,8 +7,9 @@ reproduction is run, so listing never imports model code.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from .ids import is_commit, is_name, is_sha256
 

@@ -8,8 +8,9 @@ Tasks never import ``zoo.factory``: ``zoo.evaluate`` creates the model and hands
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from torch import nn
@@ -238,7 +239,7 @@ class torch_threads:
     def __init__(self, n: int = 1):
         self.n = n
 
-    def __enter__(self) -> "torch_threads":
+    def __enter__(self) -> torch_threads:
         import torch
 
         self.before = torch.get_num_threads()

@@ -91,8 +91,8 @@ def side_ours(inp: dict, _args) -> dict:
     import numpy as np
     import torch
 
-    from zoo_task_graph_embed.task import GraphData
     from zoo_poincare_embed.model import PoincareEmbedding
+    from zoo_task_graph_embed.task import GraphData
 
     torch.set_num_threads(1)
     data, seed, out = np.load(inp["arrays"]), inp["seed"], {}
@@ -210,8 +210,8 @@ def side_score(inp: dict, _args) -> dict:
     import numpy as np
     import torch
 
-    from zoo_task_graph_embed.task import reconstruction
     from zoo_poincare_embed.model import poincare_distance
+    from zoo_task_graph_embed.task import reconstruction
 
     torch.set_num_threads(1)
     edges, out = np.load(inp["arrays"])["edges"], {}

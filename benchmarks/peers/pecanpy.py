@@ -115,8 +115,8 @@ def _ours_e2e(data, seed: int, folder: str) -> dict:
     import numpy as np
     import torch
 
-    from zoo_task_graph_embed.task import GraphData
     from zoo_node2vec.model import Node2Vec
+    from zoo_task_graph_embed.task import GraphData
 
     n = int(data["n_split"])
     residual = data[f"split{seed}_train_pos"]
@@ -194,10 +194,10 @@ def side_ours(inp: dict, _args) -> dict:
 
 def _pecanpy_graph(mode: str, edges, n: int, folder: str, seed: int):
     """A pecanpy graph object of ``mode`` from the edge arrays (its documented CSR .npz input)."""
+    import hashlib
+
     import numpy as np
     from pecanpy import pecanpy as pp
-
-    import hashlib
 
     ids = [str(i) for i in range(n)]
     if mode == "DenseOTF":

@@ -105,8 +105,8 @@ def side_ours(inp: dict, _args) -> dict:
     import time
 
     import torch
-    from zoo_colbert_token_pool.model import TokenPool
 
+    from zoo_colbert_token_pool.model import TokenPool
     from zoo_task_retrieval.task import ExactMaxSim, PaddedSets, VectorSets
 
     docs, queries = _load(inp)

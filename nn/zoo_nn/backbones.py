@@ -7,7 +7,7 @@ The defaults (LayerNorm with ReLU, GELU for the ViT) are the tasks' baselines.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Callable, Iterator, Union
+from collections.abc import Callable, Iterator
 
 import torch
 from torch import nn
@@ -30,7 +30,7 @@ __all__ = ["GPT", "MLP", "Attention", "Block", "ACTIVATIONS", "GATED", "mlp_hidd
            "hidden_hooks", "capture_hidden"]
 
 Layer = Callable[..., nn.Module]
-Act = Union[str, Layer]
+Act = str | Layer
 
 
 # name -> elementwise layer; names in GATED are GLU variants: act(gate(x)) * up(x) (Shazeer 2020).
@@ -184,7 +184,7 @@ class GPT(nn.Module):
         return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 
-HiddenFn = Callable[[int, torch.Tensor], Union[torch.Tensor, None]]
+HiddenFn = Callable[[int, torch.Tensor], torch.Tensor | None]
 
 
 @contextlib.contextmanager

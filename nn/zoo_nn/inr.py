@@ -11,6 +11,7 @@ Learning rates that work with Adam on full-batch image fitting (the paper defaul
 from __future__ import annotations
 
 import math
+
 import torch
 from torch import nn
 

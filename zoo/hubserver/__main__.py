@@ -1,5 +1,5 @@
 """``python -m zoo.hubserver --root DIR``: serve a local Hub."""
 
-from . import main
+from .cli import main
 
 raise SystemExit(main())

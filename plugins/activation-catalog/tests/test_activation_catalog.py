@@ -12,12 +12,12 @@ import re
 import pytest
 import torch
 from torch import nn
-from zoo_activation_catalog import layers
-from zoo_activation_catalog.catalog import ENTRIES
-from zoo_activation_catalog.plugin import model_name
 
 import zoo
 from zoo.testing import check_model, check_plugin
+from zoo_activation_catalog import layers
+from zoo_activation_catalog.catalog import ENTRIES
+from zoo_activation_catalog.plugin import model_name
 from zoo_nn.backbones import DigitsCNN, DigitsMLP, TinyViT
 
 TINY = {"hidden": 8, "depth": 1}
@@ -119,9 +119,8 @@ def test_gradients_finite_for_extreme_inputs():
 def test_quick_reproduction_trains_activations_next_to_the_baseline():
     import dataclasses
 
-    from zoo_activation_catalog.reproduce import REPRODUCTION
-
     from zoo.claims import run_claim
+    from zoo_activation_catalog.reproduce import REPRODUCTION
 
     assert [r.label for r in REPRODUCTION.rows] == ["mlp-ln-relu", *ENTRIES]
     assert [c.statement() for c in REPRODUCTION.checks] == [f"{n} test_acc >= 0.15" for n in ENTRIES]

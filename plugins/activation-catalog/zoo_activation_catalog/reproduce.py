@@ -9,10 +9,10 @@ baseline (``mlp-ln-relu``) is trained beside them; GELU is a catalogue row. The 
 from __future__ import annotations
 
 import torch
-from zoo_task_digits import task
 
 import zoo
 from zoo.claims import Check, Claim, Row
+from zoo_task_digits import task
 
 from .catalog import ENTRIES
 from .plugin import CLAIM, TASK, model_name

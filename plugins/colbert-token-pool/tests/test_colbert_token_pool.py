@@ -5,14 +5,14 @@ import math
 
 import torch
 from torch.nn import functional as F
-from zoo_colbert_token_pool.model import RandomTokenPrune, TokenPool, ward_pool
-from zoo_colbert_token_pool.reproduce import REPRODUCTION
-from zoo_task_retrieval import task
-from zoo_task_retrieval.data import load_synthetic
 
 import zoo
 from zoo.claims import run_claim
 from zoo.testing import check_plugin
+from zoo_colbert_token_pool.model import RandomTokenPrune, TokenPool, ward_pool
+from zoo_colbert_token_pool.reproduce import REPRODUCTION
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import load_synthetic
 
 
 def test_conformance(hub):

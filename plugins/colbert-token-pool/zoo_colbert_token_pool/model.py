@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 from torch import nn
+
 from zoo_task_retrieval.task import PaddedSets, SearchResult, VectorSets
 
 __all__ = ["TokenPool", "RandomTokenPrune", "ward_pool", "token_pool", "token_prune"]

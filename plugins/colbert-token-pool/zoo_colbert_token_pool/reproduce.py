@@ -9,10 +9,9 @@ from __future__ import annotations
 import functools
 import importlib.util
 
+from zoo.claims import Check, Claim, Row
 from zoo_task_retrieval import task
 from zoo_task_retrieval.data import load_synthetic, load_wiki
-
-from zoo.claims import Check, Claim, Row
 
 from .model import RandomTokenPrune, TokenPool
 from .plugin import CLAIM

@@ -5,12 +5,12 @@ import math
 
 import torch
 from torch.nn import functional as F
-from zoo_crisp.model import cluster_counts, crisp, kmeans_pool, posthoc
-from zoo_crisp.reproduce import REPRODUCTION
-from zoo_task_retrieval.data import VectorSets
 
 from zoo.claims import run_claim
 from zoo.testing import check_plugin
+from zoo_crisp.model import cluster_counts, crisp, kmeans_pool, posthoc
+from zoo_crisp.reproduce import REPRODUCTION
+from zoo_task_retrieval.data import VectorSets
 
 
 def test_conformance(hub):

@@ -21,6 +21,7 @@ import math
 import torch
 from torch import nn
 from torch.nn import functional as F
+
 from zoo_task_retrieval.data import VectorSets
 
 __all__ = ["cluster_counts", "kmeans_pool", "Crisp", "crisp", "posthoc"]

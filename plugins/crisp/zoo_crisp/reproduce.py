@@ -10,10 +10,10 @@ import functools
 
 import torch
 from torch.nn import functional as F
-from zoo_task_retrieval import task
-from zoo_task_retrieval.data import RetrievalData, VectorSets, load_synthetic
 
 from zoo.claims import Check, Claim, Row
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import RetrievalData, VectorSets, load_synthetic
 
 from .model import crisp, posthoc
 from .plugin import CLAIM

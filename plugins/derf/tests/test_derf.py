@@ -6,11 +6,11 @@ import math
 import pytest
 import torch
 from torch import nn
-from zoo_derf.model import Derf, DyT, derf_vit, dyt_vit, rmsnorm_vit
 
 import zoo
 from zoo import registry
 from zoo.testing import check_plugin
+from zoo_derf.model import Derf, DyT, derf_vit, dyt_vit, rmsnorm_vit
 
 
 def test_conformance(hub):
@@ -119,9 +119,8 @@ def test_gradients_reach_alpha_and_shift():
 
 
 def test_quick_reproduction_measures_derf_against_each_norm():
-    from zoo_derf.reproduce import REPRODUCTION
-
     from zoo.claims import run_claim
+    from zoo_derf.reproduce import REPRODUCTION
 
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
     assert list(r.table) == ["LayerNorm", "RMSNorm", "DyT", "Derf"] and r.seeds == [0, 1]

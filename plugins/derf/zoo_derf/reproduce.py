@@ -8,10 +8,10 @@ task's own baseline ``vit-ln-gelu``.
 from __future__ import annotations
 
 import torch
-from zoo_task_digits import task
 
 import zoo
 from zoo.claims import Check, Claim, Row
+from zoo_task_digits import task
 
 from .model import Derf, DyT
 from .plugin import CLAIM, TASK

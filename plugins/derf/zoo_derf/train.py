@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import torch
-from zoo_task_digits import task
 
 import zoo
+from zoo_task_digits import task
 
 DIGITS_STEPS = task.DEFAULT_STEPS  # 600 AdamW steps of 64 images, the task's default budget
 

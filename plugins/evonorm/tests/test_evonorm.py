@@ -6,10 +6,10 @@ import math
 import pytest
 import torch
 from torch import nn
-from zoo_evonorm.model import EvoNormB0, EvoNormS0, group_std, norm_act_layer, tiny_resnet
 
 import zoo
 from zoo.testing import check_plugin
+from zoo_evonorm.model import EvoNormB0, EvoNormS0, group_std, norm_act_layer, tiny_resnet
 
 MODELS = ("tinyresnet_evonorm_b0", "tinyresnet_evonorm_s0", "tinyresnet_bn_relu", "tinyresnet_gn_relu")
 
@@ -124,9 +124,8 @@ def test_gradients_reach_v1():
 
 
 def test_quick_reproduction_measures_s0_against_bn_and_gn():
-    from zoo_evonorm.reproduce import REPRODUCTION
-
     from zoo.claims import run_claim
+    from zoo_evonorm.reproduce import REPRODUCTION
 
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
     assert len(r.table) == 10 and "task baseline @ 4" in r.table and r.seeds == [0, 1]

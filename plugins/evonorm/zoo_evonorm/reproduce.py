@@ -9,10 +9,10 @@ so batch-size-free) is trained beside them under the same settings.
 from __future__ import annotations
 
 import torch
-from zoo_task_digits import task
 
 import zoo
 from zoo.claims import Check, Claim, Row
+from zoo_task_digits import task
 
 from .plugin import CLAIM, TASK
 

@@ -6,6 +6,10 @@ import math
 import pytest
 import torch
 from torch.nn import functional as F
+
+import zoo
+from zoo.claims import run_claim
+from zoo.testing import check_plugin
 from zoo_flops_sparse_embed.model import (
     InvertedIndex,
     SparseEmbedder,
@@ -17,10 +21,6 @@ from zoo_flops_sparse_embed.model import (
 from zoo_flops_sparse_embed.reproduce import REPRODUCTION, dominance_gap
 from zoo_task_retrieval import task
 from zoo_task_retrieval.data import synthetic_split
-
-import zoo
-from zoo.claims import run_claim
-from zoo.testing import check_plugin
 
 TINY = {"in_dim": 64, "dim": 128}
 

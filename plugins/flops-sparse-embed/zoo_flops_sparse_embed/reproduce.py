@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 
 import torch
 from torch.nn import functional as F
-from zoo_task_retrieval import task
-from zoo_task_retrieval.data import RetrievalData, synthetic_split, wiki_split
 
 from zoo.claims import Check, Claim, Row
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import RetrievalData, synthetic_split, wiki_split
 
 from .plugin import CLAIM
 from .train import BATCH, LR, STEPS, fit, sparse_metrics

@@ -5,6 +5,7 @@ import logging
 from typing import Any
 
 import torch
+
 from zoo_task_retrieval import task
 from zoo_task_retrieval.data import RetrievalData, wiki_split
 

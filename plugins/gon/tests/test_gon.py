@@ -2,11 +2,11 @@ import math
 
 import torch
 
-from zoo_task_image_fit.signal_set import coord_grid
+from zoo.claims import run_claim
 from zoo.testing import check_plugin
 from zoo_gon.model import ImplicitGON
-from zoo.claims import run_claim
 from zoo_gon.reproduce import REPRODUCTION
+from zoo_task_image_fit.signal_set import coord_grid
 
 TINY = {"hidden": 8, "layers": 2, "latent_dim": 4}
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from zoo_nn.inr import Siren
 from zoo.task import run_budget
+from zoo_nn.inr import Siren
 from zoo_task_image_fit.signal_set import SignalSet, coord_grid, minibatches
 
 

@@ -2,14 +2,14 @@ import math
 
 import pytest
 import torch
-from zoo_kan_fair import measures
-from zoo_kan_fair.model import BSplineActivation, BSplineMLP, bspline_mlp, mlp_digits
-from zoo_kan_fair.reproduce import digits_model
-from zoo_task_formula_regress.task import torch_threads
 
 from zoo.task import count_params
 from zoo.testing import check_plugin
+from zoo_kan_fair import measures
+from zoo_kan_fair.model import BSplineActivation, BSplineMLP, bspline_mlp, mlp_digits
+from zoo_kan_fair.reproduce import digits_model
 from zoo_nn.kan import BSplineKANLayer, bspline_basis
+from zoo_task_formula_regress.task import torch_threads
 
 SMALL = {"bspline_mlp": {"hidden": 4}, "bspline_mlp_digits": {"hidden": 4}, "kan_digits": {"hidden": 2},
          "gelu_mlp_digits": {"hidden": 4}}
@@ -86,9 +86,8 @@ def test_class_incremental_protocol():
 
 
 def test_quick_reproduction_runs_the_three_settings_at_equal_size():
-    from zoo_kan_fair.reproduce import REPRODUCTION
-
     from zoo.claims import run_claim
+    from zoo_kan_fair.reproduce import REPRODUCTION
 
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
     assert list(r.table) == ["MLP", "KAN", "B-spline MLP"] and r.seeds == [0, 1]

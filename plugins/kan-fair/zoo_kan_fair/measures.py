@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 import torch
 from torch import nn
-from zoo_task_digits import task as digits
 
 from zoo_nn.kan import BSplineKANLayer
+from zoo_task_digits import task as digits
 
 from .model import BSplineActivation
 

@@ -18,12 +18,12 @@ import math
 from collections.abc import Callable
 
 import torch
-from zoo_task_digits import task as digits
-from zoo_task_formula_regress import task as formula
 
 import zoo
 from zoo.claims import Check, Claim, Row
 from zoo.task import count_params, match_params
+from zoo_task_digits import task as digits
+from zoo_task_formula_regress import task as formula
 
 from . import measures
 from .model import bspline_mlp_digits, kan_digits, mlp_digits

@@ -7,6 +7,10 @@ import pytest
 import torch
 from torch.distributions import Normal, kl_divergence
 from torch.nn import functional as F
+
+import zoo
+from zoo.claims import run_claim
+from zoo.testing import check_plugin
 from zoo_kl_dense_retrieval.model import (
     DotRetriever,
     MultivariateRetriever,
@@ -18,10 +22,6 @@ from zoo_kl_dense_retrieval.reproduce import REPRODUCTION
 from zoo_task_retrieval import data as data_mod
 from zoo_task_retrieval import task
 from zoo_task_retrieval.data import RetrievalData
-
-import zoo
-from zoo.claims import run_claim
-from zoo.testing import check_plugin
 
 TINY = {"kl_dense_retrieval": {"in_dim": 64, "dim": 7}, "dot_dense_retrieval": {"in_dim": 64, "dim": 16}}
 

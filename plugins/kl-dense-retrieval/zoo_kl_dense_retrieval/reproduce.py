@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 
 import torch
-from zoo_task_retrieval import task
-from zoo_task_retrieval.data import synthetic_split, wiki_split
 
 from zoo.claims import Check, Claim, Row
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import synthetic_split, wiki_split
 
 from .plugin import CLAIM
 from .train import BATCH, LR, STEPS, fit, test_metrics

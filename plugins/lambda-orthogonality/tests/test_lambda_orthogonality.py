@@ -4,13 +4,13 @@ from __future__ import annotations
 import pytest
 import torch
 from torch.nn import functional as F
+
+import zoo
+from zoo.testing import check_plugin
 from zoo_lambda_orthogonality.model import AffineAdapter, orthogonality_gap
 from zoo_lambda_orthogonality.reproduce import ranking_metrics
 from zoo_task_retrieval import task
 from zoo_task_retrieval.data import RetrievalData
-
-import zoo
-from zoo.testing import check_plugin
 
 
 def test_conformance(hub):
@@ -83,9 +83,8 @@ def test_ranking_metrics_on_known_rankings():
 def test_quick_reproduction_compares_the_adapters():
     import math
 
-    from zoo_lambda_orthogonality.reproduce import REPRODUCTION, with_alignment
-
     from zoo.claims import run_claim
+    from zoo_lambda_orthogonality.reproduce import REPRODUCTION, with_alignment
 
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
     assert list(r.table)[:3] == ["old -> old (reference)", "new -> old, no adapter", "affine (lam=0)"]

@@ -25,12 +25,12 @@ import functools
 
 import torch
 from torch.nn import functional as F
-from zoo_task_digits import task as digits
-from zoo_task_retrieval import task
-from zoo_task_retrieval.data import RetrievalData
 
 import zoo
 from zoo.claims import Check, Claim, Row
+from zoo_task_digits import task as digits
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import RetrievalData
 
 from .plugin import CLAIM
 

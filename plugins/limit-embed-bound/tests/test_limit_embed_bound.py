@@ -4,6 +4,9 @@ from __future__ import annotations
 import math
 
 import torch
+
+from zoo.claims import run_claim
+from zoo.testing import check_plugin
 from zoo_limit_embed_bound.data import evaluate_encoder, limit_dataset, to_vectors
 from zoo_limit_embed_bound.model import (
     SingleVector,
@@ -15,9 +18,6 @@ from zoo_limit_embed_bound.model import (
     topk_accuracy,
 )
 from zoo_limit_embed_bound.reproduce import REPRODUCTION
-
-from zoo.claims import run_claim
-from zoo.testing import check_plugin
 
 
 def test_conformance(hub):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import torch
 from torch.nn import functional as F
+
 from zoo_task_retrieval.data import RetrievalData, VectorSets
 from zoo_task_retrieval.task import retrieval_metrics
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 from torch.nn import functional as F
+
 from zoo_task_retrieval.data import VectorSets
 
 log = logging.getLogger(__name__)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 
 import torch
-from zoo_task_retrieval import task
 
 from zoo.claims import Check, Claim, Row
+from zoo_task_retrieval import task
 
 from .data import LimitDataset, limit_dataset, to_vectors
 from .model import SingleVector, critical_n, optimise_free_embeddings

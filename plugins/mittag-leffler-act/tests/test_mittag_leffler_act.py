@@ -7,11 +7,11 @@ import pytest
 import torch
 from scipy.special import erfcx
 from torch.nn import functional as F
-from zoo_mittag_leffler_act.mittag_leffler import log_mittag_leffler, mittag_leffler, rgamma
-from zoo_mittag_leffler_act.model import ALPHA_MIN, MittagLefflerGated, mittag_leffler_mlp
 
 import zoo
 from zoo.testing import check_plugin
+from zoo_mittag_leffler_act.mittag_leffler import log_mittag_leffler, mittag_leffler, rgamma
+from zoo_mittag_leffler_act.model import ALPHA_MIN, MittagLefflerGated, mittag_leffler_mlp
 
 D = torch.float64
 
@@ -128,9 +128,8 @@ def test_fixed_variant_has_buffers_not_parameters():
 
 
 def test_quick_reproduction_measures_the_three_parts():
-    from zoo_mittag_leffler_act.reproduce import REPRODUCTION
-
     from zoo.claims import run_claim
+    from zoo_mittag_leffler_act.reproduce import REPRODUCTION
 
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
     assert list(r.table) == ["special cases", "Mittag-Leffler", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid",

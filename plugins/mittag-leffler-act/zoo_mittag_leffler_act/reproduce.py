@@ -15,11 +15,11 @@ from collections.abc import Callable
 import torch
 from torch import nn
 from torch.nn import functional as F
-from zoo_task_digits import task
 
 import zoo
 from zoo.claims import Check, Claim, Row
 from zoo_nn.backbones import DigitsMLP
+from zoo_task_digits import task
 
 from .model import MittagLefflerGated
 from .plugin import CLAIM, TASK

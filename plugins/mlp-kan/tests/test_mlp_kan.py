@@ -5,12 +5,12 @@ import pickle
 import pytest
 import torch
 from torch.nn import functional as F
-from zoo_mlp_kan.convert import from_official
-from zoo_mlp_kan.model import FasterKAN, MLPExpert, MLPKANMoE, mlp_kan_formula, mlp_kan_vit
-from zoo_task_formula_regress.task import torch_threads
 
 import zoo
 from zoo.testing import check_plugin
+from zoo_mlp_kan.convert import from_official
+from zoo_mlp_kan.model import FasterKAN, MLPExpert, MLPKANMoE, mlp_kan_formula, mlp_kan_vit
+from zoo_task_formula_regress.task import torch_threads
 
 TINY_DEIT = {"num_classes": 5, "img_size": 32, "patch_size": 16, "dim": 24, "depth": 1, "heads": 3, "ffn_dim": 8}
 SMALL = {"mlp_kan_vit": {"dim": 16, "depth": 1, "heads": 2, "ffn_dim": 8}, "mlp_kan_deit": TINY_DEIT}
@@ -184,9 +184,8 @@ def test_converter_refuses_arbitrary_pickles_and_wrong_keys(tmp_path):
 
 
 def test_quick_reproduction_runs_both_tasks_at_equal_size():
-    from zoo_mlp_kan.reproduce import REPRODUCTION
-
     from zoo.claims import run_claim
+    from zoo_mlp_kan.reproduce import REPRODUCTION
 
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
     assert list(r.table) == ["MLP-KAN", "MLP", "KAN"] and r.seeds == [0, 1]

@@ -14,12 +14,12 @@ import math
 from typing import Any
 
 import torch
-from zoo_task_digits import task as digits
-from zoo_task_formula_regress import task as formula
 
 import zoo
 from zoo.claims import Check, Claim, Row
 from zoo.task import count_params, match_width
+from zoo_task_digits import task as digits
+from zoo_task_formula_regress import task as formula
 
 from .model import mlp_kan_vit
 from .plugin import CLAIM

@@ -1,12 +1,12 @@
 import pytest
 import torch
 from torch.nn import functional as F
-from zoo_mrl.model import MRLHead, default_nesting, fixed_feature_digits_cnn, mrl_digits_cnn, mrl_resnet18, truncate
-from zoo_mrl.reproduce import REPRODUCTION
-from zoo_mrl.retrieval import adaptive_retrieve, knn
 
 from zoo.claims import run_claim
 from zoo.testing import check_plugin
+from zoo_mrl.model import MRLHead, default_nesting, fixed_feature_digits_cnn, mrl_digits_cnn, mrl_resnet18, truncate
+from zoo_mrl.reproduce import REPRODUCTION
+from zoo_mrl.retrieval import adaptive_retrieve, knn
 
 DIGITS_NESTING = (2, 4, 8, 16, 32, 64)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 import torch
 from torch.nn import functional as F
-from zoo_mrl.reproduce_retrieval import RETRIEVAL
-from zoo_mrl.retrieval import MatryoshkaProjection, PrefixIndex, adaptive_retrieve, knn, map_at_k, search_flops
 
 from zoo.claims import run_claim
+from zoo_mrl.reproduce_retrieval import RETRIEVAL
+from zoo_mrl.retrieval import MatryoshkaProjection, PrefixIndex, adaptive_retrieve, knn, map_at_k, search_flops
 
 
 def test_prefix_index_matches_knn_and_adaptive_retrieve():

@@ -7,9 +7,8 @@ reports test accuracy at every m (``acc@m``).
 """
 from __future__ import annotations
 
-from zoo_task_digits.task import DEFAULT_STEPS
-
 from zoo.claims import Check, Claim, Row
+from zoo_task_digits.task import DEFAULT_STEPS
 
 from .plugin import CLAIM
 

@@ -17,10 +17,10 @@ import functools
 from collections.abc import Callable
 
 import torch
-from zoo_task_retrieval import task as retrieval
-from zoo_task_retrieval.data import synthetic_split, wiki_split
 
 from zoo.claims import Check, Claim, Row
+from zoo_task_retrieval import task as retrieval
+from zoo_task_retrieval.data import synthetic_split, wiki_split
 
 from .model import default_nesting
 from .retrieval import MatryoshkaProjection, PrefixIndex, map_at_k, search_flops, speedups
@@ -38,9 +38,8 @@ WIKI_BATCH, WIKI_LR = 128, 1e-3  # the projection's training with the task's tra
 @functools.lru_cache(maxsize=1)
 def _digits(seed: int, steps: int) -> tuple[torch.Tensor, ...]:
     """MRL embeddings of the training images (database) and test images (queries), and their labels."""
-    from zoo_task_digits import task as digits
-
     import zoo
+    from zoo_task_digits import task as digits
 
     from .train import fit_digits
 

@@ -5,14 +5,14 @@ import math
 
 import pytest
 import torch
-from zoo_muvera.model import Muvera
-from zoo_muvera.reproduce import REPRODUCTION
-from zoo_task_retrieval import task
-from zoo_task_retrieval.data import VectorSets, load_synthetic
 
 import zoo
 from zoo.claims import run_claim
 from zoo.testing import check_plugin
+from zoo_muvera.model import Muvera
+from zoo_muvera.reproduce import REPRODUCTION
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import VectorSets, load_synthetic
 
 SMALL = {"reps": 2, "k_sim": 2, "d_proj": 4, "dim": 64}
 

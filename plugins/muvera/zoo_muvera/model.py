@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 from torch import nn
+
 from zoo_task_retrieval.task import SearchResult, VectorSets, rerank_maxsim
 
 __all__ = ["Muvera", "muvera"]

@@ -13,10 +13,10 @@ import inspect
 import math
 
 import torch
-from zoo_task_retrieval import task
-from zoo_task_retrieval.data import load_synthetic
 
 from zoo.claims import Check, Claim, Row
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import load_synthetic
 
 from .model import Muvera
 from .plugin import CLAIM

@@ -5,15 +5,15 @@ import math
 
 import pytest
 import torch
+
+import zoo
+from zoo.claims import run_claim
+from zoo.testing import check_plugin
 from zoo_signed_maxsim.model import LateInteraction, signed_maxsim
 from zoo_signed_maxsim.reproduce import REPRODUCTION
 from zoo_signed_maxsim.sparse import encode_sparse, maxsim_exact, random_sparse
 from zoo_task_retrieval import task
 from zoo_task_retrieval.data import VectorSets, load_synthetic
-
-import zoo
-from zoo.claims import run_claim
-from zoo.testing import check_plugin
 
 TINY = {"d_model": 16, "n_heads": 2, "ff": 32, "out_dim": 8}
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 from torch.nn import functional as F
+
 from zoo_task_retrieval.task import VectorSets, maxsim, maxsim_all
 
 __all__ = ["signed_maxsim", "LateInteraction", "signed_colbert", "maxsim_colbert"]

@@ -10,11 +10,11 @@ from __future__ import annotations
 import functools
 
 import torch
-from zoo_task_retrieval import task
-from zoo_task_retrieval.data import NEGATION_SPLITS, RetrievalData, load_synthetic
 
 import zoo
 from zoo.claims import Check, Claim, Row
+from zoo_task_retrieval import task
+from zoo_task_retrieval.data import NEGATION_SPLITS, RetrievalData, load_synthetic
 
 from .plugin import CLAIM
 from .sparse import encode_sparse, maxsim_exact, random_sparse

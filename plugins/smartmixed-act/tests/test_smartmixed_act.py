@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import torch
-from zoo_smartmixed_act.model import POOL, SmartMixedActivation, choice_counts, freeze, smartmixed_layers, smartmixed_mlp
-from zoo_smartmixed_act.training import freeze_after
-from zoo_task_digits import task
 
 import zoo
 from zoo.testing import check_plugin
+from zoo_smartmixed_act.model import POOL, SmartMixedActivation, choice_counts, freeze, smartmixed_layers, smartmixed_mlp
+from zoo_smartmixed_act.training import freeze_after
+from zoo_task_digits import task
 
 
 def test_conformance(hub):
@@ -113,9 +113,8 @@ def test_freeze_before_the_first_step_keeps_the_initial_logits():
 def test_quick_reproduction_measures_choices_and_inference_cost():
     import math
 
-    from zoo_smartmixed_act.reproduce import REPRODUCTION
-
     from zoo.claims import run_claim
+    from zoo_smartmixed_act.reproduce import REPRODUCTION
 
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
     assert list(r.table) == [f"{kind} d={d}" for d in (2, 3, 4) for kind in ("SmartMixed", "ReLU-only")]

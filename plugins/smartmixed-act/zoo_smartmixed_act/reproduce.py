@@ -19,11 +19,11 @@ import time
 
 import torch
 from scipy.stats import chi2_contingency
-from zoo_task_digits import task
 
 import zoo
 from zoo.claims import Check, Claim, Row
 from zoo_nn.backbones import DigitsMLP
+from zoo_task_digits import task
 
 from .model import POOL, smartmixed_layers
 from .plugin import CLAIM, TASK

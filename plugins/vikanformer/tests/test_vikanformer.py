@@ -2,13 +2,13 @@ import math
 
 import pytest
 import torch
-from zoo_task_formula_regress.task import torch_threads
-from zoo_vikanformer.model import MATCHED_HIDDEN, VARIANTS, ExplicitAttention, FourierKANLayer, SineKANLayer, vikanformer
 
 from zoo.task import count_params
 from zoo.testing import check_plugin
 from zoo_nn.backbones import TinyViT
 from zoo_nn.kan import KAN, RBFKANLayer
+from zoo_task_formula_regress.task import torch_threads
+from zoo_vikanformer.model import MATCHED_HIDDEN, VARIANTS, ExplicitAttention, FourierKANLayer, SineKANLayer, vikanformer
 
 SMALL = {f"vikanformer_{v}": {"depth": 1, "dim": 16, "heads": 2, "hidden": 3} for v in VARIANTS}
 
@@ -77,9 +77,8 @@ def test_flash_and_explicit_attention_agree():
 
 
 def test_quick_reproduction_measures_accuracy_and_cost_against_the_mlp_vit():
-    from zoo_vikanformer.reproduce import REPRODUCTION
-
     from zoo.claims import run_claim
+    from zoo_vikanformer.reproduce import REPRODUCTION
 
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
     assert list(r.table) == ["MLP ViT", "CNN", *VARIANTS, "sine+flash"] and r.seeds == [0, 1]

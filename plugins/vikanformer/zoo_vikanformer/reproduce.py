@@ -19,10 +19,10 @@ import time
 from typing import Any
 
 import torch
-from zoo_task_digits import task as digits
 
 from zoo.claims import Check, Claim, Row
 from zoo.task import count_params
+from zoo_task_digits import task as digits
 
 from .model import VARIANTS, vikanformer
 from .plugin import CLAIM, TASK
