@@ -211,8 +211,8 @@ def write_markdown(r: dict, path: Path, plot_name: str | None) -> None:
               "The log-log exponents k use smaller increments and move by ±0.3 between runs here. Peak RSS hides "
               "small growth (a transient peak during start-up is higher than "
               "what N plugins add until N is large), and whole-process time adds interpreter start-up noise.", ""]
-        if plot_name:
-            L += [f"![scale curves]({plot_name})", ""]
+        if plot_name:  # generated files are not tracked: the table above holds the same medians
+            L += [f"`run.py` also draws these curves to `{plot_name}` next to this file (not tracked).", ""]
     if "create" in r:
         c = r["create"]
         L += ["## 3. create overhead (one process, interleaved)", "",
@@ -306,7 +306,7 @@ def write_markdown(r: dict, path: Path, plot_name: str | None) -> None:
             L.append(f"| {label} | {d['calls']} | {d['rps']:.0f} | {d['requests_per_call']:.2f} |")
         L.append("")
     L += ["## Reproduce", "", "```", "cd /work/main && .venv/bin/python benchmarks/run.py", "```", "",
-          "Raw samples: `benchmarks/results.json`.", ""]
+          "Raw samples: `results.json`, written next to this file by `run.py` (not tracked).", ""]
     # the side-by-side sections written by benchmarks/peers/*.py are kept as they are
     old = path.read_text() if path.exists() else ""
     start, end = "<!-- peers:start -->", "<!-- peers:end -->"
