@@ -63,8 +63,12 @@ def site(tmp_path):
 REPORT = '''
 import json, zoo
 out = {s.id: [s.state, s.error] for s in zoo.plugins()}
-m = zoo.create("omega_net"); a = zoo.create("alpha_net")
-out["created"] = [m.zoo.plugin, a.zoo.plugin]
+m = zoo.create("omega_net")
+out["created"] = [m.zoo.plugin, m.zoo.distribution]
+try:
+    zoo.create("alpha_net")
+except zoo.PluginCollision as e:
+    out["collision"] = str(e)
 print(json.dumps(out))
 '''
 
@@ -78,14 +82,17 @@ def test_broken_plugins_are_reported_and_others_work(site):
     r = run_py(REPORT, env=_env(site))
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
-    assert out["alpha"][0] == "ok" and out["omega"][0] == "ok"
+    assert out["omega"][0] == "ok"
     assert out["broken"][0] == "broken" and "nonexistent_dependency_xyz" in out["broken"][1]
     assert out["raises"][0] == "broken" and "hook exploded" in out["raises"][1]
     assert out["garbage"][0] == "broken" and "expected ModelSpec" in out["garbage"][1]
     assert out["outside"][0] == "broken" and "outside the plugin's package" in out["outside"][1]
-    assert out["zeta"][0] == "broken"
+    # a name two distributions register belongs to neither, whichever entry point sorts first
+    assert out["zeta"][0] == "broken" and out["alpha"][0] == "broken"
     assert "zoo-alpha" in out["zeta"][1] and "zoo-zeta" in out["zeta"][1]
-    assert out["created"] == ["omega", "alpha"]  # the collision left alpha's model in place
+    assert "zoo-alpha" in out["alpha"][1] and "zoo-zeta" in out["alpha"][1]
+    assert "zoo-alpha" in out["collision"] and "zoo-zeta" in out["collision"]
+    assert out["created"] == ["omega", "zoo-omega"]
 
 
 def test_cli_plugins_shows_broken(site):
@@ -109,7 +116,7 @@ def test_allowlist_and_blocklist(site):
     assert states["omega"] == "ok" and states["broken"] == "disabled" and states["alpha"] == "disabled"
     r = run_py(code, env=_env(site, ZOO_DISABLE_PLUGINS="broken,raises,garbage,outside,zeta"))
     states = json.loads(r.stdout.strip().splitlines()[-1])
-    assert states["broken"] == "disabled" and states["alpha"] == "ok"
+    assert states["broken"] == "disabled" and states["alpha"] == "ok"  # zeta disabled: alpha_net is alpha's again
 
 
 PROBE = """
@@ -133,7 +140,7 @@ def _probe(site, names, **env):
 
 def test_disabled_plugin_model_is_unknown(site):
     # omega is not in registry.yaml and disabled here: nothing knows omega_net, so it is an unknown name
-    out = _probe(site, ["omega_net", "alpha_net"], ZOO_DISABLE_PLUGINS="omega")
+    out = _probe(site, ["omega_net", "alpha_net"], ZOO_DISABLE_PLUGINS="omega,zeta")
     assert out["omega_net"][0] == "ModelNotFound" and "unknown model 'omega_net'" in out["omega_net"][1]
     assert out["alpha_net"][0] == "created"
 

@@ -12,8 +12,17 @@ else (a new, changed, editable or broken plugin, two plugins claiming one name o
 the scan cannot read exactly, a cache written by another core) takes the slow path: importlib.metadata,
 each plugin imported and its hooks called, and the cache rewritten.
 
+What a plugin may do, whichever path: its import and hooks run in a loader thread under a time limit, with
+``sys.stdout`` sent to stderr, and anything they raise (``sys.exit()`` and ``KeyboardInterrupt`` included) makes
+it broken; only a Ctrl-C received by the main thread while it waits is the user's, and propagates. Its entry
+point and every ``"module:attr"`` its specs name (builders, recipes, converters, task functions, reproductions)
+must lie in the top-level packages its own distribution installs (its RECORD; ``zoo`` for zoo-core alone), for
+cached specs as for fresh ones. A model or task name registered by two plugins, and a plugin id declared by two
+distributions, belong to none of them: all sides are broken, whatever the order of the entry points.
+
 Environment:
     ZOO_STRICT_PLUGINS=1    raise ``PluginBroken`` instead of recording the failure
+    ZOO_PLUGIN_TIMEOUT=S    seconds one plugin may take to import and answer its hooks (default 5; 0: no limit)
     ZOO_PLUGINS=a,b         load only these plugins (an empty value loads none)
     ZOO_DISABLE_PLUGINS=a,b never load these
     ZOO_NO_PLUGIN_CACHE=1   neither read nor write the listing cache (always the slow path)
@@ -28,7 +37,7 @@ TYPE_CHECKING = False  # `zoo list` imports this module: no typing import at run
 if TYPE_CHECKING:
     import pluggy
 
-    from .specs import ModelSpec, PluginStatus, TaskSpec
+    from .specs import PluginStatus
 
 ENTRY_POINT_GROUP = "zoo"
 _HOOK_NAMES = ("zoo_models", "zoo_tasks", "zoo_claims")
@@ -60,6 +69,7 @@ class Catalog:
         self._tasks: dict[str, tuple] = {}
         self._claims: dict[str, object] = {}
         self._statuses: dict[str, PluginStatus] = {}
+        self._packages: dict[str, frozenset[str]] = {}
         # fast path: (plugin id, dist, version, module, state, cache key, index summary), built on first access
         self._pending: list[tuple] | None = None
 
@@ -91,6 +101,22 @@ class Catalog:
             self._build()
         return self._statuses
 
+    @property
+    def packages(self) -> dict[str, frozenset[str]]:
+        """Plugin id -> the top-level packages its distribution installs (where its code targets may point)."""
+        if self._pending is not None:
+            self._build()
+        return self._packages
+
+    def owns(self, plugin_id: str, obj: object) -> bool:
+        """Whether ``obj`` (a resolved builder, recipe...) is defined in ``plugin_id``'s own packages.
+
+        ``"pkg.mod:attr.path"`` is checked on ``pkg`` at discovery; the attribute path could still reach an object
+        imported into that module from elsewhere (``pkg.mod:os.system``): a caller resolving a target asks here.
+        """
+        module = getattr(obj, "__module__", None)
+        return isinstance(module, str) and module.split(".", 1)[0] in self.packages.get(plugin_id, ())
+
     def model_index(self) -> dict[str, tuple[str, str | None, tuple[str, ...]]]:
         """Model name -> (plugin id, task, weight tags), without decoding specs that are still cached JSON."""
         if self._pending is None:
@@ -103,27 +129,35 @@ class Catalog:
         return out
 
     def _build(self) -> None:
-        """Decode the cached specs (fast path); on any surprise, discover again the slow way."""
+        """Decode the cached specs (fast path) and check them as fresh ones; on any surprise, discover the slow way."""
         from .specs import PluginStatus
 
         pending, self._pending = self._pending, None
         try:
             cache = discovery_cache.load() if any(p[4] == "ok" for p in pending) else {}
-            for plugin_id, dist, version, module, state, key, _summary in pending:
+            loaded = []
+            for plugin_id, dist, version, module, state, key, summary in pending:
+                self._statuses[plugin_id] = PluginStatus(plugin_id, dist, version, state, module=module)
                 if state != "ok":
-                    self._statuses[plugin_id] = PluginStatus(plugin_id, dist, version, state, module=module)
                     continue
                 found = discovery_cache.decode_entry(cache[key]) if key in cache else None
                 if found is None:
                     raise ValueError(f"cached specs of plugin {plugin_id} do not decode")
-                models, tasks = _register(self, plugin_id, dist, found)
-                self._statuses[plugin_id] = PluginStatus(plugin_id, dist, version, "ok", models=models, tasks=tasks,
-                                                         module=module)
-        except Exception as exc:  # noqa: BLE001 - a damaged cache only costs the slow path
+                # the cache is a file: what it says is checked as a fresh plugin's specs are (builders in the
+                # plugin's own distribution) and must be what the listing showed
+                own = _own_packages(key[2], dist, module)
+                _check_found(found, own, plugin_id, dist)
+                listed = [[[s.name, s.task, list(s.weights)] for s in found["zoo_models"]],
+                          [s.name for s in found["zoo_tasks"]]]
+                if listed != [[list(m) for m in summary[0]], list(summary[1])]:
+                    raise ValueError(f"cached specs of plugin {plugin_id} disagree with the listing index")
+                loaded.append((plugin_id, dist, version, module, found, own))
+            _settle(self, loaded)
+        except Exception as exc:  # noqa: BLE001 - a damaged (or forged) cache only costs the slow path
             _log().debug("listing cache unusable (%s): discovering again", exc)
             fresh = discover(fast=False)
             self._models, self._tasks = fresh._models, fresh._tasks
-            self._claims, self._statuses = fresh._claims, fresh._statuses
+            self._claims, self._statuses, self._packages = fresh._claims, fresh._statuses, fresh._packages
 
 
 def _env_list(name: str) -> set[str] | None:
@@ -137,6 +171,152 @@ def _strict() -> bool:
     return os.environ.get("ZOO_STRICT_PLUGINS", "").lower() in ("1", "true", "yes")
 
 
+DEFAULT_TIMEOUT = 5.0  # seconds for one plugin's import and hook calls; plugin.py is specs as data: milliseconds
+
+
+def _timeout() -> float | None:
+    """``ZOO_PLUGIN_TIMEOUT`` in seconds (default ``DEFAULT_TIMEOUT``); 0 or a negative value: no limit."""
+    raw = os.environ.get("ZOO_PLUGIN_TIMEOUT", "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        _log().warning("ZOO_PLUGIN_TIMEOUT=%r is not a number of seconds: using %s", raw, DEFAULT_TIMEOUT)
+        return DEFAULT_TIMEOUT
+    return value if 0 < value < float("inf") else None
+
+
+# Threads loading a plugin right now (or that were still loading one when zoo gave up on it): what they print
+# goes to stderr, so that `zoo list --json` stays JSON whatever a plugin prints.
+_LOADERS: set[int] = set()
+
+
+class _PluginOutput:
+    """``sys.stdout`` while plugins load: writes from a loading thread go to stderr, every other thread's to stdout."""
+
+    def __init__(self, stdout, stderr) -> None:
+        self._stdout = stdout
+        self._stderr = stderr
+
+    def _target(self):
+        import threading
+
+        return self._stderr if threading.get_ident() in _LOADERS else self._stdout
+
+    def write(self, text: str) -> int:
+        target = self._target()
+        return target.write(text) if target is not None else len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        target = self._target()
+        if target is not None:
+            target.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self._stdout, name)
+
+
+class _Divert:
+    """Install ``_PluginOutput`` for the time plugins load (kept while a timed-out loader thread still runs)."""
+
+    def __enter__(self) -> _Divert:
+        import sys
+
+        self._previous = sys.stdout
+        sys.stdout = _PluginOutput(self._previous, sys.stderr)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import sys
+
+        # a plugin may have replaced sys.stdout itself: what was there before loading comes back either way
+        sys.stdout = _PluginOutput(self._previous, sys.stderr) if _LOADERS else self._previous
+
+
+class _PluginTimedOut(BaseException):
+    """Raised asynchronously inside a loader thread that ran past ZOO_PLUGIN_TIMEOUT, to stop its Python code."""
+
+
+def _stop(thread) -> None:
+    """Best effort: raise ``_PluginTimedOut`` in a stuck loader thread (a pure-Python loop ends; C code finishes first)."""
+    try:
+        import ctypes
+
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(_PluginTimedOut))
+    except Exception:  # noqa: BLE001 - no ctypes, another interpreter: the daemon thread is left to the process's exit
+        pass
+
+
+def _guarded(plugin_id: str, dist: str | None, work):
+    """``work()`` in a daemon thread, under ``ZOO_PLUGIN_TIMEOUT``; the plugin's exceptions, all of them, as PluginBroken.
+
+    Why a thread rather than SIGALRM in the main thread: the caller gets control back at the deadline whatever
+    the plugin does (a bare ``except:`` around a retry loop would swallow an alarm's exception, a blocking C call
+    would delay it), zoo needs no main thread and leaves the application's SIGALRM and timers alone, and a real
+    Ctrl-C is told from a plugin's ``raise KeyboardInterrupt`` for free: signals are delivered to the main thread,
+    which is only waiting here, while whatever the plugin raises (``sys.exit()``, ``KeyboardInterrupt``) is raised
+    in the loader thread. A thread that ran past its time gets an asynchronous exception and is abandoned.
+    """
+    import threading
+
+    from .errors import PluginBroken
+
+    box: dict = {}
+    done = threading.Event()
+
+    def run() -> None:
+        ident = threading.get_ident()
+        _LOADERS.add(ident)
+        try:
+            box["result"] = work()
+        except BaseException as exc:  # noqa: BLE001 - sys.exit(), KeyboardInterrupt: the plugin's, never the user's
+            box["error"] = exc
+        finally:
+            _LOADERS.discard(ident)
+            done.set()
+
+    thread = threading.Thread(target=run, name=f"zoo-plugin-{plugin_id}", daemon=True)
+    limit = _timeout()
+    thread.start()
+    try:
+        finished = done.wait(limit)
+    except KeyboardInterrupt:  # in the main thread while it waits: the user's Ctrl-C (or a SIGINT sent to zoo)
+        _log().warning("interrupted while loading zoo plugin %s (%s)", plugin_id, dist)
+        raise
+    if not finished:
+        _stop(thread)
+        raise PluginBroken(f"timed out: plugin {plugin_id} ({dist}) did not finish loading within {limit:g} s; fix or uninstall "
+                            f"it, disable it with ZOO_DISABLE_PLUGINS={plugin_id}, or allow more time with "
+                            f"ZOO_PLUGIN_TIMEOUT=SECONDS")
+    error = box.get("error")
+    if error is None:
+        return box["result"]
+    if isinstance(error, Exception):
+        raise error
+    # SystemExit, KeyboardInterrupt, GeneratorExit raised by the plugin's own code: a broken plugin, nothing more
+    what = "called sys.exit" if isinstance(error, SystemExit) else f"raised {type(error).__name__}"
+    raise PluginBroken(f"{type(error).__name__}: {error} (the plugin {what} while loading; zoo kept going "
+                       f"without it)") from error
+
+
+def _import_and_collect(plugin_id: str, load) -> dict[str, list]:
+    """Import one plugin and call its hooks, with a plugin manager of its own (run in the loader thread)."""
+    import pluggy
+
+    from . import hookspecs
+
+    pm = pluggy.PluginManager("zoo")
+    pm.add_hookspecs(hookspecs)
+    plugin = load()
+    pm.register(plugin, name=plugin_id)
+    return _collect(pm, plugin, plugin_id)
+
+
 def _collect(pm: pluggy.PluginManager, plugin: object, plugin_id: str) -> dict[str, list]:
     """Call this one plugin's hooks and check what they return; raise on anything malformed."""
     out: dict[str, list] = {}
@@ -148,99 +328,201 @@ def _collect(pm: pluggy.PluginManager, plugin: object, plugin_id: str) -> dict[s
             result = impl.function()
             if not isinstance(result, (list, tuple)):
                 raise TypeError(f"hook {hook_name} returned {type(result).__name__}, expected a list of {kind.__name__}")
-            for item in result:
-                if not isinstance(item, kind):
-                    raise TypeError(f"hook {hook_name} returned a {type(item).__name__}, expected {kind.__name__}")
             items.extend(result)
         out[hook_name] = items
     return out
 
 
-def _check_builders(specs: list, package: str, plugin_id: str) -> None:
-    """A plugin's builders must live in its own package (or zoo's): a spec cannot point elsewhere."""
-    allowed = (package, "zoo")
+def _top(target: str) -> str:
+    """The top-level package of ``"pkg.mod:attr"`` or ``"pkg.mod"``."""
+    return target.split(":", 1)[0].split(".", 1)[0].strip()
+
+
+def _record_packages(dist_path: str) -> set[str]:
+    """Top-level packages and modules a distribution installs: from its RECORD, else its top_level.txt."""
+    try:
+        with open(os.path.join(dist_path, "RECORD"), "rb") as f:
+            lines = f.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        lines = []
+    if any(line.startswith('"') for line in lines):  # a path with a comma in it, quoted as csv quotes it
+        import csv
+
+        paths = [row[0] for row in csv.reader(lines) if row]
+    else:
+        paths = [line.partition(",")[0] for line in lines]
+    out: set[str] = set()
+    # one pass in C over what may be hundreds of lines, then a look at each distinct first component
+    for top, sep in {p.replace("\\", "/").partition("/")[:2] for p in paths}:
+        if (not top or top in ("..", ".", "__pycache__") or top.startswith("__editable__")
+                or top.endswith((".dist-info", ".data", ".egg-info"))):
+            continue  # metadata, scripts outside site-packages, an editable install's finder
+        if sep:
+            out.add(top)
+        elif top.endswith((".py", ".so", ".pyd")):
+            out.add(top.partition(".")[0])
+    if not out:
+        try:
+            with open(os.path.join(dist_path, "top_level.txt"), encoding="utf-8", errors="replace") as f:
+                out = {line.strip() for line in f if line.strip() and "/" not in line}
+        except OSError:
+            pass
+    return out
+
+
+def _own_packages(dist_path: str | None, dist: str | None, module: str) -> frozenset[str]:
+    """The packages a plugin's code targets may point into: those its own distribution installs.
+
+    Known from the dist-info's RECORD (or top_level.txt). A distribution that lists none (hand-made metadata, an
+    editable install whose RECORD holds only a .pth) owns its entry point's package alone: then two
+    distributions pointing into one package register the same names, and both are refused. ``zoo`` belongs to
+    zoo-core only.
+    """
+    found = _record_packages(dist_path) if dist_path else set()
+    if not found:
+        found = {_top(module)}
+    if (dist or "").lower().replace("_", "-") != "zoo-core":
+        found.discard("zoo")
+    return frozenset(found)
+
+
+_TARGETS = ("builder", "evaluate", "describe", "example_input", "check_output", "reproduce")
+
+
+def _check_targets(specs: list, own: frozenset[str], plugin_id: str, dist: str | None) -> None:
+    """Every ``"module:attr"`` a spec names lives in its distribution's own packages (never zoo's, another's)."""
     for spec in specs:
-        targets = [getattr(spec, "builder", None), getattr(spec, "evaluate", None), getattr(spec, "reproduce", None)]
-        targets += [w.recipe for w in getattr(spec, "weights", {}).values()]
-        targets += [w.converter for w in getattr(spec, "weights", {}).values()]
+        targets = [getattr(spec, f, None) for f in _TARGETS]
+        for w in (getattr(spec, "weights", None) or {}).values():
+            targets += [w.recipe, w.converter]
         for target in filter(None, targets):
-            module = target.split(":", 1)[0]
-            if module.split(".", 1)[0] not in allowed:
+            if not isinstance(target, str) or _top(target) not in own:
                 raise ValueError(
-                    f"{type(spec).__name__} {getattr(spec, 'name', plugin_id)!r} points at {target!r}, "
-                    f"outside the plugin's package {package!r}"
+                    f"{type(spec).__name__} {getattr(spec, 'name', plugin_id)!r} points at {target!r}, outside the "
+                    f"plugin's packages ({', '.join(sorted(own))} of distribution {dist or plugin_id}): a plugin's "
+                    f"builders, recipes, converters and task functions must live in its own distribution"
                 )
 
 
-def _register(catalog: Catalog, plugin_id: str, dist: str | None, found: dict[str, list]) -> tuple[tuple, tuple]:
-    """Add one plugin's specs all at once, or nothing if any name collides."""
-    models: dict[str, ModelSpec] = {}
-    tasks: dict[str, TaskSpec] = {}
-    for spec in found["zoo_models"]:
-        if spec.name in models:
-            raise ValueError(f"model {spec.name!r} is registered twice by the same plugin")
-        models[spec.name] = spec
-    for spec in found["zoo_tasks"]:
-        if spec.name in tasks:
-            raise ValueError(f"task {spec.name!r} is registered twice by the same plugin")
-        tasks[spec.name] = spec
-    for kind, mine, theirs in (("model", models, catalog.models), ("task", tasks, catalog.tasks)):
-        for name in mine:
-            if name in theirs:
-                from .errors import PluginCollision
-
-                other = catalog.statuses[theirs[name][1]]
-                raise PluginCollision(
-                    f"{kind} name {name!r} is registered by both {other.dist or other.id} and {dist or plugin_id}; "
-                    f"uninstall one, or disable it with ZOO_DISABLE_PLUGINS={plugin_id}"
-                )
-    for name, spec in models.items():
-        catalog.models[name] = (spec, plugin_id)
-    for name, spec in tasks.items():
-        catalog.tasks[name] = (spec, plugin_id)
+def _check_found(found: dict, own: frozenset[str], plugin_id: str, dist: str | None) -> None:
+    """What one plugin registered (fresh, or read from the cache): right types, no name twice, own code only."""
+    if not isinstance(found, dict):
+        raise TypeError("a plugin's specs must be a dict of hook name -> list")
+    for hook_name, kind in _hooks():
+        items = found.get(hook_name)
+        if not isinstance(items, list):
+            raise TypeError(f"hook {hook_name}: expected a list of {kind.__name__}")
+        for item in items:
+            if not isinstance(item, kind):
+                raise TypeError(f"hook {hook_name} returned a {type(item).__name__}, expected {kind.__name__}")
+    for hook_name, kind in (("zoo_models", "model"), ("zoo_tasks", "task")):
+        names = [s.name for s in found[hook_name]]
+        if len(set(names)) != len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f"{kind} {twice[0]!r} is registered twice by the same plugin")
     for claim in found["zoo_claims"]:
-        catalog.claims[claim.plugin] = claim
-    return tuple(models), tuple(tasks)
+        if claim.plugin != plugin_id:
+            raise ValueError(f"plugin {plugin_id} registers a claim for plugin {claim.plugin!r}: a plugin registers "
+                             f"only its own claim")
+    if len(found["zoo_claims"]) > 1:
+        raise ValueError(f"plugin {plugin_id} registers {len(found['zoo_claims'])} claims; one at most")
+    _check_targets([s for hook, _kind in _hooks() for s in found[hook]], own, plugin_id, dist)
 
 
-def _load_one(catalog: Catalog, pm: pluggy.PluginManager, plugin_id: str, dist: str | None,
-              version: str | None, module_name: str, load, cached: dict | None = None,
-              loaded: dict | None = None) -> PluginStatus:
-    """Load one plugin (or take its specs from the cache) and register them atomically.
+def _names(found: dict) -> list[tuple[str, str]]:
+    return [("model", s.name) for s in found["zoo_models"]] + [("task", s.name) for s in found["zoo_tasks"]]
 
-    ``loaded`` receives the specs that were found, for the cache.
+
+def _register(catalog: Catalog, plugin_id: str, found: dict[str, list]) -> tuple[tuple, tuple]:
+    """Add one plugin's specs (``_settle`` has checked that no other plugin registers any of its names)."""
+    models = tuple(s.name for s in found["zoo_models"])
+    tasks = tuple(s.name for s in found["zoo_tasks"])
+    for spec in found["zoo_models"]:
+        catalog._models[spec.name] = (spec, plugin_id)
+    for spec in found["zoo_tasks"]:
+        catalog._tasks[spec.name] = (spec, plugin_id)
+    for claim in found["zoo_claims"]:
+        catalog._claims[claim.plugin] = claim
+    return models, tasks
+
+
+def _broken(plugin_id: str, dist: str | None, version: str | None, module: str | None, exc: BaseException,
+            found: dict | None = None):
+    """A broken plugin's status (or, under ZOO_STRICT_PLUGINS, its error raised); ``found``: the names it claimed."""
+    import traceback
+
+    from .errors import PluginBroken, PluginCollision
+    from .specs import PluginStatus
+
+    error = f"{type(exc).__name__}: {exc}"
+    _log().warning("zoo plugin %s (%s) is broken: %s", plugin_id, dist, error)
+    _log().debug("%s", "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    if _strict():
+        cls = PluginCollision if isinstance(exc, PluginCollision) else PluginBroken
+        raise cls(f"plugin {plugin_id!r} ({dist}) failed to load: {error}") from exc
+    # the names it tried to register, so that asking for one says "broken" and why, not "unknown"
+    found = found if isinstance(found, dict) else {}
+    models = tuple(n for n in (getattr(s, "name", None) for s in found.get("zoo_models") or ()) if isinstance(n, str))
+    tasks = tuple(n for n in (getattr(s, "name", None) for s in found.get("zoo_tasks") or ()) if isinstance(n, str))
+    return PluginStatus(plugin_id, dist, version, "broken", error=error, module=module, models=models, tasks=tasks)
+
+
+def _settle(catalog: Catalog, loaded: list[tuple]) -> None:
+    """Register every loaded plugin whose names no other plugin registers; refuse all sides of a collision.
+
+    ``loaded`` holds ``(plugin id, dist, version, module, found, own packages)``. A model or task name registered by two
+    plugins belongs to neither, whatever the order of their entry points: an unrelated distribution can
+    make a name unavailable (with an error naming both), never take it over.
+    """
+    from .errors import PluginCollision
+    from .specs import PluginStatus
+
+    owners: dict[tuple[str, str], list[str]] = {}
+    for plugin_id, _dist, _version, _module, found, _own in loaded:
+        for name in _names(found):
+            owners.setdefault(name, []).append(plugin_id)
+    for plugin_id, dist, version, module, found, own in loaded:
+        clashes = sorted({name for name in _names(found) if len(owners[name]) > 1})
+        if clashes:
+            others = sorted({o for name in clashes for o in owners[name] if o != plugin_id})
+            who = ", ".join(catalog._statuses[o].dist or o for o in others)
+            names = ", ".join(f"{kind} name {name!r}" for kind, name in clashes[:3]) + (" ..." if len(clashes) > 3 else "")
+            exc = PluginCollision(f"{names} is registered by both {who} and {dist or plugin_id}; a name two "
+                                  f"distributions register belongs to neither: uninstall one, or disable one with "
+                                  f"ZOO_DISABLE_PLUGINS={others[0]} or ZOO_DISABLE_PLUGINS={plugin_id}")
+            catalog._statuses[plugin_id] = _broken(plugin_id, dist, version, module, exc, found)
+            continue
+        models, tasks = _register(catalog, plugin_id, found)
+        catalog._packages[plugin_id] = own
+        catalog._statuses[plugin_id] = PluginStatus(plugin_id, dist, version, "ok", models=models, tasks=tasks,
+                                                    module=module)
+
+
+def _load_one(plugin_id: str, dist: str | None, version: str | None, module_name: str, load,
+              own: frozenset[str], cached: dict | None = None) -> tuple[PluginStatus, dict | None]:
+    """One plugin's specs (from the cache, already checked, or by importing it under ``_guarded``), not registered.
+
+    Returns its status (``ok`` until ``_settle`` looks for collisions, or ``broken`` with the error) and its specs.
     """
     from .specs import PluginStatus
 
+    found = None
     try:
         if cached is not None:
             found = cached
-            models, tasks = _register(catalog, plugin_id, dist, found)
         else:
-            plugin = load()
-            pm.register(plugin, name=plugin_id)
-            try:
-                found = _collect(pm, plugin, plugin_id)
-                _check_builders([s for items in found.values() for s in items], module_name.split(".")[0], plugin_id)
-                models, tasks = _register(catalog, plugin_id, dist, found)
-            finally:
-                # specs collected: a manager holding every plugin makes each registration scan all earlier ones
-                pm.unregister(plugin)
-        if loaded is not None:
-            loaded[plugin_id] = found
+            if _top(module_name) not in own:
+                from .errors import PluginBroken
+
+                raise PluginBroken(
+                    f"entry point {plugin_id} = {module_name} points into package {_top(module_name)!r}, which "
+                    f"{dist or 'its distribution'} does not install (it installs {', '.join(sorted(own)) or 'nothing'}): "
+                    f"an entry point may load only its own distribution's code")
+            found = _guarded(plugin_id, dist, lambda: _import_and_collect(plugin_id, load))
+            _check_found(found, own, plugin_id, dist)
     except Exception as exc:  # noqa: BLE001 - isolation is the point: any plugin error is recorded
-        import traceback
-
-        from .errors import PluginBroken, PluginCollision
-
-        error = f"{type(exc).__name__}: {exc}"
-        _log().warning("zoo plugin %s (%s) is broken: %s", plugin_id, dist, error)
-        _log().debug("%s", traceback.format_exc())
-        if _strict():
-            cls = PluginCollision if isinstance(exc, PluginCollision) else PluginBroken
-            raise cls(f"plugin {plugin_id!r} ({dist}) failed to load: {error}") from exc
-        return PluginStatus(plugin_id, dist, version, "broken", error=error, module=module_name)
-    return PluginStatus(plugin_id, dist, version, "ok", models=models, tasks=tasks, module=module_name)
+        return _broken(plugin_id, dist, version, module_name, exc, found), None
+    return PluginStatus(plugin_id, dist, version, "ok", module=module_name), found
 
 
 def _core_mismatch(ep) -> str | None:
@@ -339,46 +621,65 @@ def _slow(index: dict, allow: set[str] | None, deny: set[str], use_cache: bool) 
     """importlib.metadata's entry points, each plugin loaded (or taken from the cache), the cache rewritten."""
     from importlib import metadata
 
-    import pluggy
+    import pluggy  # noqa: F401 - imported here, in the main thread, rather than first in a loader thread
 
-    from . import hookspecs
+    from . import hookspecs  # noqa: F401
     from .specs import PluginStatus
 
     catalog = Catalog()
-    pm = pluggy.PluginManager("zoo")
-    pm.add_hookspecs(hookspecs)
     cache = discovery_cache.load() if use_cache else {}
     eps = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
     fresh: dict[tuple, dict] = {}
-    for ep in eps:
-        dist, version = discovery_cache.dist_name_version(ep)
-        if ep.name in catalog.statuses:
-            catalog.statuses[ep.name] = PluginStatus(
-                ep.name, dist, version, "broken",
-                error=f"plugin id {ep.name!r} is declared by two distributions "
-                      f"({catalog.statuses[ep.name].dist} and {dist})", module=ep.value)
-            continue
-        if (allow is not None and ep.name not in allow) or ep.name in deny:
-            catalog.statuses[ep.name] = PluginStatus(ep.name, dist, version, "disabled", module=ep.value)
-            continue
-        # the cache file is stamped with the core that wrote it (discovery_cache.core_stamp), so under another
-        # zoo-core no entry matches and every plugin's zoo-core requirement is checked again
-        key = discovery_cache.fingerprint(ep) if use_cache else None
-        cached = discovery_cache.decode_entry(cache[key]) if key in cache else None
-        if cached is not None:
-            fresh[key] = cache[key]
-        loaded: dict = {}
-        catalog.statuses[ep.name] = _load_one(catalog, pm, ep.name, dist, version, ep.value,
-                                              lambda ep=ep: _load_compatible(ep), cached=cached, loaded=loaded)
-        if key is not None and cached is None and ep.name in loaded:
-            encoded = discovery_cache.encode_entry(loaded[ep.name])
-            if encoded is not None:
-                fresh[key] = encoded
+    loaded: dict[str, tuple] = {}
+    declared: dict[str, list[str]] = {}
+    refused: set[tuple] = set()
+    with _Divert():
+        for ep in eps:
+            dist, version = discovery_cache.dist_name_version(ep)
+            declared.setdefault(ep.name, []).append(dist or ep.value)
+            if len(declared[ep.name]) > 1:
+                # one id, two distributions: neither is loaded, so neither's models can be credited to the other
+                loaded.pop(ep.name, None)
+                from .errors import PluginCollision
+
+                first = catalog._statuses[ep.name]
+                exc = PluginCollision(f"plugin id {ep.name!r} is declared by two distributions "
+                                      f"({' and '.join(declared[ep.name])}); uninstall one")
+                catalog._statuses[ep.name] = _broken(ep.name, first.dist, first.version, first.module, exc)
+                continue
+            if (allow is not None and ep.name not in allow) or ep.name in deny:
+                catalog._statuses[ep.name] = PluginStatus(ep.name, dist, version, "disabled", module=ep.value)
+                continue
+            path = getattr(ep.dist, "_path", None)
+            own = _own_packages(str(path) if path is not None else None, dist, ep.value)
+            # the cache file is stamped with the core that wrote it (discovery_cache.core_stamp), so under another
+            # zoo-core no entry matches and every plugin's zoo-core requirement is checked again
+            key = discovery_cache.fingerprint(ep) if use_cache else None
+            cached = discovery_cache.decode_entry(cache[key]) if key in cache else None
+            if cached is not None:
+                try:
+                    _check_found(cached, own, ep.name, dist)
+                    fresh[key] = cache[key]
+                except (TypeError, ValueError, AttributeError) as exc:
+                    _log().debug("cached specs of plugin %s refused (%s): loading it again", ep.name, exc)
+                    cached = None
+                    refused.add(key)
+            status, found = _load_one(ep.name, dist, version, ep.value, lambda ep=ep: _load_compatible(ep), own,
+                                      cached=cached)
+            catalog._statuses[ep.name] = status
+            if found is None:
+                continue
+            loaded[ep.name] = (ep.name, dist, version, ep.value, found, own)
+            if key is not None and cached is None:
+                encoded = discovery_cache.encode_entry(found)
+                if encoded is not None:
+                    fresh[key] = encoded
+    _settle(catalog, list(loaded.values()))
     if use_cache:
         entries = cache
-        if not set(fresh) <= set(cache):
+        if refused or not set(fresh) <= set(cache) or any(cache[k] is not v for k, v in fresh.items()):
             # keep other environments' entries (another PYTHONPATH) while their dist-info still exists
-            kept = {k: v for k, v in cache.items() if k not in fresh and os.path.exists(k[2])}
+            kept = {k: v for k, v in cache.items() if k not in fresh and k not in refused and os.path.exists(k[2])}
             entries = {**kept, **fresh}
             discovery_cache.save(entries)
         _save_index(index, entries, eps)

@@ -6,6 +6,11 @@ path and that folder's mtime. Editable installs are never cached (their code cha
 are broken plugins. Both files record which core wrote them (zoo's version and the mtimes of the
 modules that decide their content): another core never reads them.
 
+A cached entry names the code ``zoo create`` runs, so the cache is trusted only as far as its folder: the
+folder is created 0700, and a folder or file owned by another user, or writable by group or others, is
+neither read nor written (the slow path runs instead). Discovery also checks what a cached entry names as it
+checks a fresh one (``discovery._check_targets``): the cache can make ``zoo list`` wrong, never run other code.
+
 Two files per environment, Python version and zoo installation, in zoo's cache folder:
 
 * the *specs* file (JSON, tuples tagged as such): every cached plugin's specs, read only when a caller
@@ -254,9 +259,21 @@ def _decode(obj: Any, types: dict) -> Any:
     return obj
 
 
+def _trusted(st: os.stat_result) -> bool:
+    """True for a cache folder or file this user owns and nobody else can write (a cached entry is code to run)."""
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is None:  # no POSIX owners (Windows): the folder's ACL is the user's business
+        return True
+    return st.st_uid == geteuid() and not st.st_mode & 0o022
+
+
 def _read(kind: str) -> dict | None:
     try:
+        if not _trusted(os.stat(cache_dir())):
+            return None  # a folder others can write (or another user's): its files prove nothing
         with open(cache_file(kind), "rb") as f:
+            if not _trusted(os.fstat(f.fileno())):  # the file we read, not a name that could change meanwhile
+                return None
             raw = f.read()
         if kind == "index":
             data = marshal.loads(raw)
@@ -327,19 +344,48 @@ def encode_entry(found: dict[str, list]) -> dict | None:
     return encoded
 
 
+def _private_dir() -> str | None:
+    """The cache folder, created 0700 when missing; None when it is another user's or others can write it."""
+    folder = cache_dir()
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(os.path.abspath(folder)), exist_ok=True)
+        os.mkdir(folder, 0o700)
+    return folder if _trusted(os.stat(folder)) else None
+
+
 def _write(kind: str, content: dict) -> None:
     import json
 
-    from .fileio import atomic_write_bytes
-
-    path = cache_file(kind)
     data = {"format": FORMAT, "core": core_stamp(), **content}
+    path = cache_file(kind)
+    tmp = None
     try:
-        atomic_write_bytes(path, marshal.dumps(data) if kind == "index" else json.dumps(data).encode("utf-8"))
-    except OSError as exc:  # a read-only cache dir only costs speed
+        folder = _private_dir()
+        if folder is None:
+            raise PermissionError(f"{cache_dir()} is not this user's alone (owner or group/world write): not written")
+        payload = marshal.dumps(data) if kind == "index" else json.dumps(data).encode("utf-8")
+        # 0600 whatever the umask (a group-writable cache file would be refused on reading), written then renamed
+        # so that a reader sees the old file or the new one; no fsync: a torn cache file only costs the slow path
+        tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:  # a read-only or shared cache dir only costs speed
         import logging
 
         logging.getLogger(__name__).debug("cannot write plugin cache %s: %s", path, exc)
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def save(entries: dict[tuple, dict]) -> None:

@@ -1,6 +1,7 @@
 """create(), save_pretrained() and push_to_hub(): from a name to a module with honest provenance."""
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
 import logging
@@ -8,6 +9,7 @@ import numbers
 import os
 import sys
 import tempfile
+import threading
 import types
 import typing
 from collections import Counter
@@ -157,12 +159,163 @@ def _describe(kinds: set[type], values: tuple) -> str:
     return " or ".join(names)
 
 
+DEFAULT_MAX_PARAMS = 2_000_000_000
+# Building costs time per module, even on the meta device (~0.2 ms each on a loaded core): `depth=200000`
+# is refused after this many instead of building for minutes. The largest published models have a few thousand.
+DEFAULT_MAX_MODULES = 20_000
+
+
+def _limit(var: str, default: int) -> int:
+    raw = os.environ.get(var)
+    if raw:
+        try:
+            value = int(float(raw))
+            if value > 0:
+                return value
+        except (ValueError, OverflowError):
+            pass
+        log.warning("ignoring %s=%r: not a positive number", var, raw)
+    return default
+
+
+def max_params() -> int:
+    """The most parameter and buffer elements a config.json may ask for: ``ZOO_MAX_PARAMS``, else 2e9."""
+    return _limit("ZOO_MAX_PARAMS", DEFAULT_MAX_PARAMS)
+
+
+def max_modules() -> int:
+    """The most submodules a config.json may ask for: ``ZOO_MAX_MODULES``, else 20,000."""
+    return _limit("ZOO_MAX_MODULES", DEFAULT_MAX_MODULES)
+
+
+class _OverBudget(BaseException):
+    """Raised from a registration hook: a BaseException, so that a builder's `except Exception` cannot swallow it."""
+
+
+_budget = threading.local()
+
+
+def _count(module, name, tensor):
+    """Global parameter/buffer registration hook: charge the building thread's budget, if it has one."""
+    left = getattr(_budget, "left", None)
+    if left is not None and tensor is not None:
+        _budget.left = left - tensor.numel()
+        _budget.seen += tensor.numel()
+        if _budget.left < 0:
+            raise _OverBudget("params")
+
+
+def _count_module(module, name, submodule):
+    """Global submodule registration hook: charge the building thread's module budget, if it has one."""
+    left = getattr(_budget, "modules", None)
+    if left is not None:
+        _budget.modules = left - 1
+        if left <= 0:
+            raise _OverBudget("modules")
+
+
+def _bounded_call(builder, kwargs: dict[str, Any], limit: int, *, meta: bool):
+    """``builder(**kwargs)`` (on the meta device if ``meta``), aborted once it registers more than ``limit`` elements.
+
+    Returns (model, elements registered); raises ``_OverBudget`` past the limit.
+    """
+    import torch
+    from torch.nn.modules import module as torch_module
+
+    hooks = [torch_module.register_module_parameter_registration_hook(_count),
+             torch_module.register_module_buffer_registration_hook(_count),
+             torch_module.register_module_module_registration_hook(_count_module)]
+    _budget.left, _budget.seen, _budget.modules = limit, 0, max_modules()
+    try:
+        if meta:
+            with torch.device("meta"):
+                model = builder(**kwargs)
+        else:
+            model = builder(**kwargs)
+        if _budget.left < 0 or _budget.modules < 0:  # a builder that caught our exception anyway
+            raise _OverBudget("params" if _budget.left < 0 else "modules")
+        seen = _budget.seen
+    finally:
+        _budget.left = _budget.modules = None
+        for h in hooks:
+            h.remove()
+    counted = sum(t.numel() for t in (*model.parameters(), *model.buffers())) if hasattr(model, "parameters") else 0
+    if counted > limit:
+        raise _OverBudget("params")
+    return model, max(seen, counted)
+
+
+_BUILD_ERRORS = (TypeError, ValueError, ZeroDivisionError, ArithmeticError, RuntimeError, AssertionError, IndexError,
+                 KeyError, AttributeError)
+
+
+def _culprits(builder, spec: ModelSpec, kwargs: dict[str, Any], args: dict[str, Any]) -> list[str]:
+    """The config arguments whose value alone makes the build fail: each is set back to its default, on meta."""
+    defaults = {n: p.default for n, p in inspect.signature(builder).parameters.items() if p.default is not p.empty}
+    defaults.update(spec.defaults)
+    found = []
+    for name in list(args)[:16]:
+        if name not in defaults or defaults[name] == kwargs[name]:
+            continue
+        try:
+            _bounded_call(builder, {**kwargs, name: defaults[name]}, max_params(), meta=True)
+        except _OverBudget:
+            continue
+        except Exception:  # noqa: BLE001 - still failing without this one: not (only) its fault
+            continue
+        found.append(name)
+    return found
+
+
+def _build_untrusted(spec: ModelSpec, builder, kwargs: dict[str, Any], args: dict[str, Any], where: str):
+    """Build from a config.json's arguments: sized on the meta device first, builder errors named."""
+    limit = max_params()
+
+    def text(names) -> str:
+        return ", ".join(f"{n}={kwargs[n]!r}" for n in names)
+
+    def too_big(exc: _OverBudget):
+        what, var = ((f"{limit:,} parameter and buffer elements", "ZOO_MAX_PARAMS") if exc.args[0] == "params"
+                     else (f"{max_modules():,} modules", "ZOO_MAX_MODULES"))
+        return UnsafeConfig(f"{spec.name}: model_args {where} ({text(args)}) build a model of more than {what}, "
+                            f"above the limit ({var}); it was stopped before allocating it. Raise {var} if you "
+                            f"trust this config.")
+
+    def failed(exc: BaseException):
+        names = _culprits(builder, spec, kwargs, args) or list(args)
+        return UnknownArgument(f"{spec.name}: argument {text(names)} {where} is not one the builder accepts: "
+                               f"{type(exc).__name__}: {exc}")
+
+    try:
+        _bounded_call(builder, kwargs, limit, meta=True)
+    except _OverBudget as exc:
+        raise too_big(exc) from None
+    except Exception as meta_exc:  # noqa: BLE001 - some builders cannot run on meta: build for real, still counted
+        log.debug("%s cannot be built on the meta device (%s); building it with the count on", spec.name, meta_exc)
+        try:
+            model, _ = _bounded_call(builder, kwargs, limit, meta=False)
+        except _OverBudget as exc:
+            raise too_big(exc) from None
+        except _BUILD_ERRORS as exc:
+            raise failed(exc) from exc
+        return model
+    try:
+        return builder(**kwargs)
+    except _BUILD_ERRORS as exc:
+        raise failed(exc) from exc
+
+
 def _build(spec: ModelSpec, plugin_id: str, args: dict[str, Any], overrides: dict[str, Any], where: str):
+    """Build ``spec`` with ``args`` from a config.json (untrusted: bounded, errors named) and the caller's ``overrides``."""
     builder = resolve_target(spec.builder)
     _check_kwargs(spec, builder, args, where)
     _check_kwargs(spec, builder, overrides, "passed to create()")
     kwargs = {**spec.defaults, **args, **overrides}
-    model = builder(**kwargs)
+    untrusted = {k: v for k, v in args.items() if k not in overrides}
+    if untrusted:
+        model = _build_untrusted(spec, builder, kwargs, untrusted, where)
+    else:
+        model = builder(**kwargs)  # the caller's own arguments: a builder error reaches them whole
     status = registry.catalog().statuses[plugin_id]
     model.zoo = Provenance(name=spec.name, plugin=plugin_id, plugin_version=status.version,
                            distribution=status.dist, model_args=dict(kwargs), task=spec.task)
@@ -193,7 +346,8 @@ def _spec_for_config(cfg: dict[str, Any], where: str) -> tuple[ModelSpec, str]:
     return spec, plugin_id
 
 
-def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, **overrides: Any):
+def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, cast_weights: bool = False,
+           **overrides: Any):
     """Build a model by name, optionally with pretrained weights.
 
     Args:
@@ -202,11 +356,13 @@ def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, *
             ``hf-hub:`` and ``local-dir:`` (without it, only the architecture is rebuilt from
             config.json). ``arch.tag`` always loads its weights.
         allow_pickle: accept a pickle checkpoint in ``local-dir:`` (loaded with weights_only=True).
+        cast_weights: convert weights stored in another dtype than the model's (refused otherwise).
         **overrides: builder arguments, checked against the builder's signature.
 
     Raises:
         ModelNotFound, PluginNotInstalled, PluginBroken: the name does not lead to an installed, working model.
         UnknownArgument: an override the builder does not take, or a plain value of the wrong type.
+        UnsafeConfig: a config.json asks for what zoo never does, or for a model above ``ZOO_MAX_PARAMS``.
         WeightsNotFound, WeightsCorrupt, WeightsMismatch, DownloadFailed: the weights cannot be had or used.
 
     >>> import zoo
@@ -216,9 +372,9 @@ def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, *
     """
     source, ident, extra = registry.parse_model_name(name)
     if source == "hf-hub":
-        return _create_from_hub(ident, extra or "main", pretrained, overrides)
+        return _create_from_hub(ident, weights.check_revision(extra or "main"), pretrained, overrides, cast_weights)
     if source == "local-dir":
-        return _create_from_dir(Path(ident), pretrained, overrides, allow_pickle)
+        return _create_from_dir(Path(ident), pretrained, overrides, allow_pickle, cast_weights)
     spec, plugin_id, tag = registry.lookup(name)
     if tag is not None:
         pretrained = True
@@ -234,7 +390,7 @@ def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, *
     fetched = weights.fetch(w.repo, w.revision, files)
     if hubformat.WEIGHTS_NAME not in w.files:
         # unpinned tag: the commit's config.json carries the manifest
-        cfg = hubformat.read_config(fetched.paths[hubformat.CONFIG_NAME])
+        cfg = hubformat.parse_config(fetched.data[hubformat.CONFIG_NAME], f"{w.repo}@{fetched.commit}/config.json")
         if cfg["model"] != spec.name:
             raise UnsafeConfig(f"{w.repo}@{fetched.commit} holds {cfg['model']!r}, not {spec.name!r}")
         digest = cfg["weights"].get(hubformat.WEIGHTS_NAME, {}).get("sha256")
@@ -242,12 +398,13 @@ def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, *
             raise WeightsNotFound(f"{w.repo}@{fetched.commit}: config.json lists no {hubformat.WEIGHTS_NAME}")
         if cfg.get("model_args") and dict(cfg["model_args"]) != dict(model.zoo.model_args):
             model = _build(spec, plugin_id, cfg["model_args"], overrides, f"in {w.repo}/config.json")
-        more = weights.fetch(w.repo, fetched.commit, {hubformat.WEIGHTS_NAME: digest})
-        path = more.paths[hubformat.WEIGHTS_NAME]
+        fetched_w = weights.fetch(w.repo, fetched.commit, {hubformat.WEIGHTS_NAME: digest})
     else:
         digest = w.files[hubformat.WEIGHTS_NAME]
-        path = fetched.paths[hubformat.WEIGHTS_NAME]
-    weights.load_into(model, path)
+        fetched_w = fetched
+    # the bytes fetch() hashed are the bytes loaded: the file is not read again
+    weights.load_into(model, fetched_w.data.pop(hubformat.WEIGHTS_NAME), cast=cast_weights,
+                      name=f"{w.repo}/{hubformat.WEIGHTS_NAME}@{fetched.commit}")
     model.zoo = replace(model.zoo, tag=tag, pretrained=True, repo=w.repo, revision=w.revision,
                         commit=fetched.commit, sha256=digest, source="registry")
     return model
@@ -258,10 +415,11 @@ def _create_from_config(cfg: dict[str, Any], where: str, overrides: dict[str, An
     return _build(spec, plugin_id, dict(cfg.get("model_args", {})), overrides, f"in {where}/config.json")
 
 
-def _create_from_hub(repo: str, revision: str, pretrained: bool, overrides: dict[str, Any]):
+def _create_from_hub(repo: str, revision: str, pretrained: bool, overrides: dict[str, Any], cast_weights: bool):
+    # config.json is checked against the blob id the Hub gave it at this commit (fetch), then parsed from those bytes
     fetched = weights.fetch(repo, revision, {hubformat.CONFIG_NAME: None})
     where = f"hf-hub:{repo}@{fetched.commit}"
-    cfg = hubformat.read_config(fetched.paths[hubformat.CONFIG_NAME])
+    cfg = hubformat.parse_config(fetched.data[hubformat.CONFIG_NAME], f"{where}/config.json")
     model = _create_from_config(cfg, where, overrides)
     model.zoo = replace(model.zoo, tag=cfg.get("tag"))
     if not pretrained:
@@ -269,14 +427,15 @@ def _create_from_hub(repo: str, revision: str, pretrained: bool, overrides: dict
     digest = cfg["weights"].get(hubformat.WEIGHTS_NAME, {}).get("sha256")
     if digest is None:
         raise WeightsNotFound(f"{where}: config.json lists no {hubformat.WEIGHTS_NAME}")
-    path = weights.fetch(repo, fetched.commit, {hubformat.WEIGHTS_NAME: digest}).paths[hubformat.WEIGHTS_NAME]
-    weights.load_into(model, path)
+    data = weights.fetch(repo, fetched.commit, {hubformat.WEIGHTS_NAME: digest}).data[hubformat.WEIGHTS_NAME]
+    weights.load_into(model, data, cast=cast_weights, name=f"{where}/{hubformat.WEIGHTS_NAME}")
     model.zoo = replace(model.zoo, pretrained=True, repo=repo, revision=revision, commit=fetched.commit,
                         sha256=digest, source="hf-hub")
     return model
 
 
-def _create_from_dir(directory: Path, pretrained: bool, overrides: dict[str, Any], allow_pickle: bool):
+def _create_from_dir(directory: Path, pretrained: bool, overrides: dict[str, Any], allow_pickle: bool,
+                     cast_weights: bool):
     cfg, directory = hubformat.local_files(directory)
     model = _create_from_config(cfg, f"local-dir:{directory}", overrides)
     model.zoo = replace(model.zoo, tag=cfg.get("tag"))
@@ -287,14 +446,21 @@ def _create_from_dir(directory: Path, pretrained: bool, overrides: dict[str, Any
         pickles = [p for p in directory.iterdir() if p.suffix in weights.PICKLE_SUFFIXES]
         if not pickles:
             raise WeightsNotFound(f"local-dir:{directory}: config.json lists no weight file")
-        path, digest = pickles[0], weights.sha256_file(pickles[0])
+        path = pickles[0]
+        if not allow_pickle:
+            weights.read_state_dict(path)  # refuses, naming the fix, without reading the file
+        data, _ = weights.read_file(path)
+        digest = hashlib.sha256(data).hexdigest()
     else:
         path = directory / names[0]
         digest = cfg["weights"][names[0]]["sha256"]
         if not path.is_file():
             raise WeightsNotFound(f"local-dir:{directory}: {names[0]} is missing")
-        weights.verify_file(path, digest, name=str(path))
-    weights.load_into(model, path, allow_pickle=allow_pickle)
+        try:
+            data = weights.read_verified(path, digest, name=str(path))
+        except FileNotFoundError as exc:
+            raise WeightsNotFound(f"local-dir:{directory}: {names[0]} is missing") from exc
+    weights.load_into(model, data, allow_pickle=allow_pickle, cast=cast_weights, name=str(path))
     model.zoo = replace(model.zoo, pretrained=True, repo=None, revision=None, commit=None, sha256=digest,
                         source="local-dir")
     return model

@@ -78,10 +78,20 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
     size = path.stat().st_size
     if size > MAX_CONFIG_BYTES:
         raise UnsafeConfig(f"{path}: config.json is {size} bytes; zoo reads at most {MAX_CONFIG_BYTES}")
+    with open(path, "rb") as f:
+        data = f.read(MAX_CONFIG_BYTES + 1)  # a file grown since the stat is still bounded
+    return parse_config(data, str(path))
+
+
+def parse_config(data: bytes | bytearray, where: str) -> dict[str, Any]:
+    """Validate the bytes of a zoo ``config.json`` (already read, and checked where they came from a Hub cache)."""
+    path = where
+    if len(data) > MAX_CONFIG_BYTES:
+        raise UnsafeConfig(f"{path}: config.json is {len(data)} bytes; zoo reads at most {MAX_CONFIG_BYTES}")
     try:
-        cfg = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UnsafeConfig(f"{path}: config.json is not valid JSON ({exc})") from exc
+        cfg = json.loads(bytes(data).decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise UnsafeConfig(f"{path}: config.json is not valid JSON ({type(exc).__name__}: {exc})") from exc
     if not isinstance(cfg, dict):
         raise UnsafeConfig(f"{path}: config.json must be a JSON object")
     if "zoo_format_version" not in cfg:

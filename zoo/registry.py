@@ -9,7 +9,7 @@ import functools
 import re
 
 from .discovery import Catalog, discover
-from .errors import ModelNotFound, PluginBroken, PluginNotInstalled, TaskNotFound
+from .errors import ModelNotFound, PluginBroken, PluginCollision, PluginNotInstalled, TaskNotFound
 
 TYPE_CHECKING = False  # `zoo list` imports this module: no typing, pathlib or spec classes at run time
 if TYPE_CHECKING:
@@ -126,6 +126,8 @@ def _not_found(name: str, arch: str) -> Exception:
     cat = catalog()
     for status in cat.statuses.values():
         if status.state == "broken" and (arch in status.models or arch == status.id):
+            if (status.error or "").startswith("PluginCollision"):  # the name is contested: say by whom
+                return PluginCollision(f"{name!r} cannot be used: {status.error.partition(': ')[2]}")
             return PluginBroken(f"{name!r} comes from plugin {status.id} ({status.dist}), which is broken: {status.error}")
     entry = _known_papers().get(arch)
     if entry is not None and entry.get("distribution"):

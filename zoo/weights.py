@@ -1,34 +1,41 @@
 """Weight files: fetch them pinned to one commit, verify their sha256, load them strictly.
 
 Offline first: a file pinned by commit and hash that is already in the Hub cache is used with no
-network call at all. A file is hashed once; a small marker (size, mtime, inode) in zoo's cache
-dir lets later loads of the same unchanged file skip the hash. A file that fails verification is
-removed from the cache, so that it never poisons a later load.
+network call at all. The bytes that are loaded are the bytes that were hashed: a file is read once
+into memory, hashed there and deserialized from that same copy, so a file swapped or edited between
+the check and the load can never be loaded under a verified sha256. There is no "already verified"
+marker to forge: every load hashes what it loads. A file that fails verification is removed from
+the cache (only if it is still the copy that failed), so that it never poisons a later load.
 """
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
+import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # DownloadFailed and WeightsMismatch were defined here once: `from zoo.weights import ...` keeps working
 from .errors import DownloadFailed, WeightsCorrupt, WeightsMismatch, WeightsNotFound
-from .fileio import atomic_write_text
-from .ids import is_commit
+from .ids import COMMIT_RE, SHA256_RE, is_commit
 
 log = logging.getLogger(__name__)
 
 SAFE_SUFFIXES = (".safetensors",)
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt")
 MAX_HEADER_BYTES = 100 * 1024 * 1024  # safetensors' own limit
+# A branch, tag or `refs/pr/N`: git's ref rules, narrowed to what the Hub uses. huggingface_hub writes
+# `refs/<revision>` into its cache, so a revision must never be able to climb out of that folder.
+_REVISION_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+\-]*(/[A-Za-z0-9_][A-Za-z0-9._+\-]*)*")
+MAX_REVISION_CHARS = 255
 
 
 def cache_dir() -> Path:
-    """zoo's own cache (verification markers); ``ZOO_CACHE_DIR`` or ``~/.cache/zoo``."""
+    """zoo's own cache; ``ZOO_CACHE_DIR`` or ``~/.cache/zoo``."""
     root = os.environ.get("ZOO_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "zoo")
     return Path(root)
@@ -42,41 +49,110 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 22) -> str:
     return h.hexdigest()
 
 
-def _marker(digest: str) -> Path:
-    return cache_dir() / "verified" / f"{digest}.json"
+def check_revision(revision: object) -> str:
+    """Return ``revision`` if it is a commit id, a branch or tag name, or ``refs/pr/N``; raise otherwise.
+
+    Called before any huggingface_hub call: a revision such as ``../../x`` would make the client write
+    a ref file outside its cache.
+    """
+    if (not isinstance(revision, str) or len(revision) > MAX_REVISION_CHARS or not _REVISION_RE.fullmatch(revision)
+            or ".." in revision or any(part.endswith((".lock", ".")) for part in revision.split("/"))):
+        raise WeightsNotFound(
+            f"revision {str(revision)[:80]!r} is not a commit id, branch, tag or refs/pr/N (letters, digits, "
+            f"'.', '_', '-', '+' and '/' between non-empty parts, no '..'); nothing was fetched")
+    return revision
 
 
-def _stat_key(path: Path) -> dict:
-    st = path.stat()
-    return {"path": str(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino}
+def read_file(path: str | os.PathLike) -> tuple[bytearray, tuple[int, int]]:
+    """The whole file, read once into one writable buffer, and the (device, inode) it was read from."""
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        buf = bytearray(st.st_size)
+        view = memoryview(buf)
+        got = 0
+        while got < len(buf):
+            n = f.readinto(view[got:])
+            if not n:
+                break
+            got += n
+        view.release()
+        if got < len(buf):  # shrunk while being read: what was read is what gets hashed and loaded
+            del buf[got:]
+        elif rest := f.read():  # grew while being read
+            buf += rest
+    return buf, (st.st_dev, st.st_ino)
+
+
+def _git_blob_sha1(data: bytes | bytearray) -> str:
+    h = hashlib.sha1(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest()
+
+
+def _check_bytes(data: bytes | bytearray, expected: str | None, path: Path, name: str | None) -> str | None:
+    """Raise ``WeightsCorrupt`` unless ``data`` is what the file should hold; return its sha256 if computed.
+
+    With ``expected`` (a pinned sha256), that is the test. Without it, a file in the Hub cache is held to
+    the id the Hub gave it for its commit: the blob's own name, a sha256 (LFS) or a git blob sha1.
+    """
+    what = name or str(path)
+    if expected is not None:
+        actual = hashlib.sha256(data).hexdigest()
+        if actual != expected:
+            raise WeightsCorrupt(f"{what}: sha256 is {actual}, expected {expected}. The file is truncated or altered; "
+                                 f"it was not loaded.")
+        return actual
+    blob = Path(os.path.realpath(path))
+    if blob.parent.name != "blobs":
+        return None  # not a Hub cache blob (a local folder, or a cache without symlinks): nothing to hold it to
+    if SHA256_RE.fullmatch(blob.name):
+        actual = hashlib.sha256(data).hexdigest()
+    elif COMMIT_RE.fullmatch(blob.name):
+        actual = _git_blob_sha1(data)
+    else:
+        return None
+    if actual != blob.name:
+        raise WeightsCorrupt(f"{what}: content hashes to {actual}, but the Hub gave this file the id {blob.name} at "
+                             f"its commit. The cached file is truncated or altered; it was not used.")
+    return actual if len(actual) == 64 else None
+
+
+def read_verified(path: str | os.PathLike, expected: str | None, *, name: str | None = None) -> bytearray:
+    """Read ``path`` once and return its bytes if their sha256 is ``expected`` (None: the Hub blob id check).
+
+    Raises ``WeightsCorrupt`` on a mismatch, ``FileNotFoundError`` if the file is gone.
+    """
+    data, _ = read_file(path)
+    _check_bytes(data, expected, Path(path), name)
+    return data
 
 
 def verify_file(path: str | os.PathLike, expected: str, *, name: str | None = None) -> None:
-    """Raise ``WeightsCorrupt`` unless the file's sha256 is ``expected``; remember a success."""
-    real = Path(os.path.realpath(path))
-    marker = _marker(expected)
+    """Raise ``WeightsCorrupt`` unless the file's sha256 is ``expected``.
+
+    This only checks; to load what was checked, use ``read_verified`` and pass its bytes to ``load_into``.
+    """
     try:
-        key = _stat_key(real)
+        read_verified(path, expected, name=name)
     except FileNotFoundError as exc:
         raise WeightsNotFound(f"{name or path}: file is missing ({path})") from exc
-    try:
-        if json.loads(marker.read_text()) == key:
-            return
-    except (OSError, ValueError):
-        pass
-    actual = sha256_file(real)
-    if actual != expected:
-        raise WeightsCorrupt(
-            f"{name or path}: sha256 is {actual}, expected {expected}. The file is truncated or altered; "
-            f"it was not loaded."
-        )
-    atomic_write_text(marker, json.dumps(key))
 
 
-def evict(path: str | os.PathLike) -> None:
-    """Remove a cached file (the blob and the snapshot link pointing at it)."""
+def evict(path: str | os.PathLike, *, only: tuple[int, int] | None = None) -> None:
+    """Remove a cached file (the blob and the snapshot link pointing at it).
+
+    With ``only`` (device, inode), nothing is removed unless the blob is still that file: a copy another
+    process has meanwhile downloaded afresh is left alone.
+    """
     p = Path(path)
     real = Path(os.path.realpath(p))
+    if only is not None:
+        try:
+            st = real.stat()
+        except FileNotFoundError:
+            return
+        if (st.st_dev, st.st_ino) != only:
+            return
     for target in {real, p}:
         try:
             target.unlink()
@@ -87,11 +163,15 @@ def evict(path: str | os.PathLike) -> None:
 
 @dataclass(frozen=True)
 class Fetched:
-    """Files of one repo at one commit, on local disk."""
+    """Files of one repo at one commit, on local disk; ``data`` holds the checked bytes of each file.
+
+    Load ``data[name]`` rather than re-reading ``paths[name]``: the bytes are what was verified.
+    """
 
     repo: str
     commit: str
     paths: dict[str, Path]
+    data: dict[str, bytearray] = field(default_factory=dict, repr=False, compare=False)
 
 
 def _commit_from_snapshot_path(path: str) -> str:
@@ -129,6 +209,7 @@ def _download(repo: str, filename: str, revision: str, *, force: bool = False) -
         RevisionNotFoundError,
     )
 
+    check_revision(revision)
     try:
         return hf_hub_download(repo, filename, revision=revision, force_download=force)
     except LocalEntryNotFoundError as exc:
@@ -147,16 +228,19 @@ def _download(repo: str, filename: str, revision: str, *, force: bool = False) -
 
 
 def fetch(repo: str, revision: str, files: dict[str, str | None]) -> Fetched:
-    """Fetch ``files`` (name -> expected sha256 or None) from ``repo`` at one commit.
+    """Fetch ``files`` (name -> expected sha256 or None) from ``repo`` at one commit, and read each once.
 
     With a commit ``revision`` and known hashes, cached files are used without any network call.
     Otherwise the first file resolves ``revision`` to a commit and the others are fetched at that
-    same commit. Files with a known hash are verified; a cached file that fails is evicted and, when
-    online, downloaded once more.
+    same commit. Each file is read once into ``Fetched.data`` and checked there: against its sha256
+    when known, else against the id the Hub gave its blob at that commit. A cached file that fails is
+    evicted and, when online, downloaded once more; so is one that vanished (another process evicted it).
     """
     from huggingface_hub import try_to_load_from_cache
 
+    check_revision(revision)
     paths: dict[str, Path] = {}
+    data: dict[str, bytearray] = {}
     commit = revision if is_commit(revision) else None
     for name, digest in files.items():
         cached = try_to_load_from_cache(repo, name, revision=commit) if commit else None
@@ -166,47 +250,134 @@ def fetch(repo: str, revision: str, files: dict[str, str | None]) -> Fetched:
             path = _download(repo, name, commit or revision)
             if commit is None:
                 commit = _commit_from_snapshot_path(path)
-        if digest is not None:
+        label = f"{repo}/{name}@{commit}"
+        for attempt in (1, 2):
             try:
-                verify_file(path, digest, name=f"{repo}/{name}@{commit}")
-            except WeightsCorrupt:
-                evict(path)
-                if not from_cache or _offline():
-                    raise
-                log.warning("cached %s/%s was corrupt; downloading it again", repo, name)
+                content, inode = read_file(path)
+            except FileNotFoundError as exc:
+                # another process evicted a corrupt copy between the lookup and the read: fetch it again, once
+                if attempt == 2 or _offline():
+                    raise WeightsNotFound(f"{label}: file is missing ({path}); another process may have removed a "
+                                          f"corrupt copy. Run again online to download it afresh.") from exc
+                log.warning("cached %s vanished; downloading it again", label)
                 path = _download(repo, name, commit, force=True)
-                try:
-                    verify_file(path, digest, name=f"{repo}/{name}@{commit}")
-                except WeightsCorrupt:
-                    evict(path)
+                continue
+            try:
+                _check_bytes(content, digest, Path(path), label)
+            except WeightsCorrupt:
+                evict(path, only=inode)
+                if attempt == 2 or (attempt == 1 and not from_cache) or _offline():
                     raise
+                log.warning("cached %s was corrupt; downloading it again", label)
+                path = _download(repo, name, commit, force=True)
+                continue
+            break
         paths[name] = Path(path)
-    return Fetched(repo=repo, commit=commit or revision, paths=paths)
+        data[name] = content
+    return Fetched(repo=repo, commit=commit or revision, paths=paths, data=data)
 
 
-def read_state_dict(path: str | os.PathLike, *, allow_pickle: bool = False) -> dict:
-    """Read a weight file: safetensors always; pickle only with ``allow_pickle`` and ``weights_only=True``."""
-    path = Path(path)
-    if path.suffix in PICKLE_SUFFIXES:
+_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16", "I64": "int64", "I32": "int32",
+           "I16": "int16", "I8": "int8", "U8": "uint8", "BOOL": "bool", "U16": "uint16", "U32": "uint32",
+           "U64": "uint64", "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2"}
+
+
+def _parse_safetensors(data: bytearray, where: str) -> dict:
+    """Tensors of a safetensors file held in memory, as views of ``data`` (no copy).
+
+    Checks what safetensors itself checks: header length and JSON, known dtypes, offsets inside the
+    data, sizes matching shapes, and tensors that neither overlap nor leave gaps.
+    """
+    import torch
+
+    size = len(data)
+    if size < 8:
+        raise WeightsCorrupt(f"{where}: too short to be a safetensors file ({size} bytes)")
+    n = int.from_bytes(data[:8], "little")
+    if n > MAX_HEADER_BYTES or 8 + n > size:
+        raise WeightsCorrupt(f"{where}: safetensors header claims {n} bytes, file has {size}")
+    try:
+        header = json.loads(bytes(data[8:8 + n]))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WeightsCorrupt(f"{where}: safetensors header is not valid JSON ({exc})") from exc
+    if not isinstance(header, dict):
+        raise WeightsCorrupt(f"{where}: safetensors header is not a JSON object")
+    if sys.byteorder != "little":  # tensors are stored little-endian: let safetensors swap them
+        from safetensors.torch import load
+
+        try:
+            return load(bytes(data))
+        except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types for every malformed file
+            raise WeightsCorrupt(f"{where}: not a readable safetensors file ({exc})") from exc
+    base, body = 8 + n, size - 8 - n
+    entries = []
+    for key, info in header.items():
+        if key == "__metadata__":
+            continue
+        ok = isinstance(info, dict) and info.get("dtype") in _DTYPES and isinstance(info.get("shape"), list) \
+            and isinstance(info.get("data_offsets"), list) and len(info["data_offsets"]) == 2 \
+            and all(type(d) is int and d >= 0 for d in info["shape"] + info["data_offsets"])
+        dtype = getattr(torch, _DTYPES[info["dtype"]], None) if ok else None
+        if dtype is None:
+            raise WeightsCorrupt(f"{where}: tensor {key!r} has a malformed or unsupported header entry")
+        begin, end = info["data_offsets"]
+        numel = 1
+        for d in info["shape"]:
+            numel *= d
+        if not begin <= end <= body or end - begin != numel * dtype.itemsize:
+            raise WeightsCorrupt(f"{where}: tensor {key!r} claims bytes {begin}..{end} for shape {info['shape']} "
+                                 f"{info['dtype']}; the data holds {body} bytes")
+        entries.append((begin, end, key, dtype, info["shape"], numel))
+    entries.sort(key=lambda e: (e[0], e[1]))
+    pos = 0
+    for begin, end, key, *_ in entries:
+        if begin != pos:
+            raise WeightsCorrupt(f"{where}: tensor {key!r} starts at byte {begin}, expected {pos} "
+                                 f"(tensors overlap or leave a gap)")
+        pos = end
+    if pos != body:
+        raise WeightsCorrupt(f"{where}: {body - pos} bytes after the last tensor")
+    out = {}
+    for begin, end, key, dtype, shape, numel in entries:
+        if numel == 0:
+            out[key] = torch.empty(shape, dtype=dtype)
+        elif (base + begin) % dtype.itemsize:  # unaligned: copy, as safetensors does
+            out[key] = torch.frombuffer(bytearray(data[base + begin:base + end]), dtype=dtype).reshape(shape)
+        else:
+            out[key] = torch.frombuffer(data, dtype=dtype, count=numel, offset=base + begin).reshape(shape)
+    return out
+
+
+def read_state_dict(source: str | os.PathLike | bytes | bytearray, *, allow_pickle: bool = False,
+                    name: str | None = None) -> dict:
+    """Read weights: safetensors always; pickle only with ``allow_pickle`` and ``weights_only=True``.
+
+    ``source`` is a path (read once) or bytes already read and checked (``read_verified``, ``Fetched.data``);
+    ``name`` is the file's name when ``source`` is bytes (its suffix tells the format).
+    """
+    if isinstance(source, (bytes, bytearray)):
+        data, where = bytearray(source) if isinstance(source, bytes) else source, name or "weights"
+    else:
+        path = Path(source)
+        where, name = str(path), path.name
+        if path.suffix in PICKLE_SUFFIXES and not allow_pickle:
+            data = bytearray()  # refused below, without reading it
+        else:
+            data, _ = read_file(path)
+    if Path(name or "").suffix in PICKLE_SUFFIXES:
         if not allow_pickle:
             raise WeightsCorrupt(
-                f"{path.name} is a pickle checkpoint; zoo loads safetensors only. Convert it once "
+                f"{Path(name).name} is a pickle checkpoint; zoo loads safetensors only. Convert it once "
                 f"(`zoo convert`), or pass allow_pickle=True to load it with torch.load(weights_only=True)."
             )
         import torch
 
-        return torch.load(path, map_location="cpu", weights_only=True)
-    check_safetensors_header(path)
-    from safetensors.torch import load_file
-
-    try:
-        return load_file(str(path))
-    except Exception as exc:  # safetensors raises its own error types for every malformed file
-        raise WeightsCorrupt(f"{path}: not a readable safetensors file ({exc})") from exc
+        return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    return _parse_safetensors(data, where)
 
 
 def check_safetensors_header(path: Path) -> None:
-    """Refuse a file whose header length or JSON is malformed before handing it to safetensors."""
+    """Refuse a file whose header length or JSON is malformed (kept for callers; loads check this themselves)."""
     size = path.stat().st_size
     with open(path, "rb") as f:
         raw = f.read(8)
@@ -223,11 +394,18 @@ def check_safetensors_header(path: Path) -> None:
         raise WeightsCorrupt(f"{path}: safetensors header is not a JSON object")
 
 
-def load_into(model, path: str | os.PathLike, *, allow_pickle: bool = False) -> None:
-    """Load a weight file into ``model`` strictly; tied weights saved once are restored to both names."""
+def load_into(model, source: str | os.PathLike | bytes | bytearray, *, allow_pickle: bool = False,
+              cast: bool = False, name: str | None = None) -> None:
+    """Load weights into ``model`` strictly; tied weights saved once are restored to both names.
+
+    ``source`` is a path or the bytes of a file (``Fetched.data``, ``read_verified``), which are then
+    what gets loaded. Every tensor must have its parameter's or buffer's dtype (``cast=True`` converts
+    instead) and hold no NaN (parameters: no infinity either).
+    """
     import torch
 
-    state = read_state_dict(path, allow_pickle=allow_pickle)
+    where = name or (str(source) if not isinstance(source, (bytes, bytearray)) else "the weights")
+    state = read_state_dict(source, allow_pickle=allow_pickle, name=name)
     own = model.state_dict()
     # Tensors sharing storage (tied weights) are stored once by save_pretrained; fill in the aliases.
     by_ptr: dict[tuple, list[str]] = {}
@@ -243,15 +421,37 @@ def load_into(model, path: str | os.PathLike, *, allow_pickle: bool = False) -> 
     unexpected = sorted(set(state) - set(own))
     if missing or unexpected:
         raise WeightsMismatch(
-            f"weights in {path} do not fit {type(model).__name__}: "
+            f"weights in {where} do not fit {type(model).__name__}: "
             f"missing keys {missing[:20]}{' ...' if len(missing) > 20 else ''}, "
             f"unexpected keys {unexpected[:20]}{' ...' if len(unexpected) > 20 else ''}"
         )
     bad = [k for k in own if tuple(own[k].shape) != tuple(state[k].shape)]
     if bad:
         raise WeightsMismatch(
-            f"weights in {path} do not fit {type(model).__name__}: shape mismatch for "
+            f"weights in {where} do not fit {type(model).__name__}: shape mismatch for "
             + ", ".join(f"{k} {tuple(state[k].shape)} vs {tuple(own[k].shape)}" for k in bad[:10])
         )
+    wrong = [k for k in own if state[k].dtype != own[k].dtype]
+    if wrong and not cast:
+        raise WeightsMismatch(
+            f"weights in {where} do not fit {type(model).__name__}: dtype mismatch for "
+            + ", ".join(f"{k} {str(state[k].dtype).removeprefix('torch.')} vs {str(own[k].dtype).removeprefix('torch.')}"
+                        for k in wrong[:10])
+            + ". zoo never converts silently; pass cast_weights=True to create() (cast=True to load_into) to convert."
+        )
+    for k in wrong:
+        state[k] = state[k].to(own[k].dtype)
+    params = {n for n, _ in model.named_parameters(remove_duplicate=False)}
+    for k in own:
+        t = state[k]
+        if not (t.is_floating_point() or t.is_complex()):
+            continue
+        if t.numel() and bool(torch.isfinite(t.sum())):
+            continue  # a NaN or an infinity makes the sum non-finite: one fast pass clears almost every tensor
+        # parameters must be finite; a buffer may hold an infinity on purpose (an attention mask), never a NaN
+        if (not bool(torch.isfinite(t).all())) if k in params else bool(torch.isnan(t).any()):
+            what = "NaN or infinite values" if k in params else "NaN values"
+            raise WeightsCorrupt(f"weights in {where}: {k} holds {what}; refusing to load them into "
+                                 f"{type(model).__name__}")
     with torch.no_grad():
         model.load_state_dict(state, strict=True)

@@ -19,6 +19,10 @@ Auth: writes need a token from ``tokens`` (or ``ZOO_HUB_TOKENS``, comma-separate
 all the hub is open: anyone who can reach it may write, and private repos are private in name only.
 Reads of private repos need a valid token; to anyone else such a repo does not exist (404), like on the
 Hub. A read with a wrong token is treated as anonymous.
+
+Repo ids are case-insensitive, like on the Hub (``zoo.hubserver.store.HubStore``). Resource limits
+(worker pool, deadlines, queue bounds, the 10 MiB regular-file limit; ``zoo.hubserver.wire.Limits``)
+and what they promise: ``SECURITY.md``.
 """
 
 from __future__ import annotations

@@ -11,24 +11,28 @@ import hashlib
 import hmac
 import html
 import logging
+from collections.abc import Iterator
 from urllib.parse import unquote
 
 from .checks import (
+    MAX_COMMIT_LINE,
     REPO_TYPES,
+    CommitOp,
     HubError,
     bad_request,
     check_path,
     check_ref_name,
-    parse_commit_body,
+    parse_commit_lines,
     repo_not_found,
 )
-from .store import DEFAULT_BRANCH, USER_NAME, HubStore, Repo, lfs_info
+from .store import DEFAULT_BRANCH, USER_NAME, HubStore, Repo, TreeIndex, lfs_info
 from .transfer import Transfers
 from .wire import Request, Response, json_response
 
 logger = logging.getLogger(__name__)
 
-MAX_COMMIT_BODY = 256 * 1024 * 1024
+MAX_COMMIT_BODY = 256 * 1024 * 1024  # read a line at a time: memory holds one file, not this
+MAX_PATHS_INFO = 50_000  # paths per paths-info request (the answer is built in memory)
 INVALID_CREDENTIALS = "Invalid credentials in Authorization header"  # the client keeps this a plain 401
 _TYPE_OF_PLURAL = {plural: t for t, plural in REPO_TYPES.items()}
 
@@ -38,6 +42,15 @@ def _unquote(segment: str) -> str:
         return unquote(segment, errors="strict")
     except UnicodeDecodeError:
         raise bad_request(f"invalid percent-encoding in {segment[:80]!r}") from None
+
+
+def _bounded(lines: Iterator[bytes], limit: int) -> Iterator[bytes]:
+    total = 0
+    for line in lines:
+        total += len(line) + 1
+        if total > limit:
+            raise HubError(413, f"commit request is over the {limit}-byte limit; upload large files with LFS")
+        yield line
 
 
 def _split_revision(segs: list[str]) -> tuple[str, list[str]]:
@@ -192,7 +205,8 @@ class HubAPI:
         url = f"{self._base(req)}/{repo.url_path}"
         extra = {"sdk": data["sdk"]} if repo.type == "space" and isinstance(data.get("sdk"), str) else None
         try:
-            self.store.create_repo(repo, private=private, extra=extra)
+            repo = self.store.create_repo(repo, private=private, extra=extra)
+            url = f"{self._base(req)}/{repo.url_path}"
         except HubError as e:
             if e.status != 409:
                 raise
@@ -224,7 +238,7 @@ class HubAPI:
             meta = repo.meta()
             if meta.get("private") and not self.authorized(req):
                 continue
-            if (author and repo.id.split("/")[0] != author) or search not in repo.id.lower():
+            if (author and repo.id.split("/")[0].lower() != author.lower()) or search not in repo.id.lower():
                 continue
             out.append(
                 {
@@ -276,20 +290,17 @@ class HubAPI:
 
     # -- trees ---------------------------------------------------------------------------------------
 
-    def _entries(self, repo: Repo, head: str, tree: dict, paths: list[str], expand: bool) -> list[dict]:
-        """Tree-listing objects for ``paths`` (files, or folders present in ``tree``)."""
+    def _entries(self, repo: Repo, head: str, index: TreeIndex, paths: list[str], expand: bool) -> list[dict]:
+        """Tree-listing objects for ``paths`` (files, or folders present in ``index``)."""
         out = []
         for path in paths:
-            entry = tree.get(path)
+            entry = index.tree.get(path)
             if entry is not None:
                 item = {"type": "file", "oid": entry["oid"], "size": entry["size"], "path": path}
                 if entry["lfs"]:
                     item["lfs"] = lfs_info(entry)
             else:
-                prefix = path + "/"
-                inside = sorted((p, e["oid"]) for p, e in tree.items() if p.startswith(prefix))
-                oid = hashlib.sha1(repr(inside).encode()).hexdigest()
-                item = {"type": "directory", "oid": oid, "size": 0, "path": path}
+                item = {"type": "directory", "oid": index.dir_oid(path), "size": 0, "path": path}
             out.append(item)
         if expand:
             last = repo.last_commits(head, paths)
@@ -301,35 +312,29 @@ class HubAPI:
     def tree(self, req: Request, repo_type: str, repo_id: str, revision: str, path: str) -> Response:
         repo = self.visible_repo(req, repo_type, repo_id)
         head, _ = repo.resolve(revision)
-        tree = repo.commit(head)["tree"]
+        index = self.store.tree_index(repo, head)
         if path:
             check_path(path)
-        prefix = path + "/" if path else ""
-        recursive = req.flag("recursive")
-        found: set[str] = set()
-        for p in tree:
-            if not p.startswith(prefix):
-                continue
-            parts = p[len(prefix) :].split("/")
-            depth = len(parts) if recursive else 1
-            for i in range(1, min(depth, len(parts)) + 1):
-                found.add(prefix + "/".join(parts[:i]))
-        if path and not found:
+        if not index.is_dir(path):
             raise HubError(404, f"folder {path!r} not found at {revision}", "EntryNotFound", head)
-        return json_response(self._entries(repo, head, tree, sorted(found), req.flag("expand")), headers={"X-Repo-Commit": head})
+        found = index.listing(path, req.flag("recursive"))
+        return json_response(self._entries(repo, head, index, found, req.flag("expand")), headers={"X-Repo-Commit": head})
 
     def paths_info(self, req: Request, repo_type: str, repo_id: str, revision: str) -> Response:
         repo = self.visible_repo(req, repo_type, repo_id)
         form = req.form()
+        paths = form.get("paths", [])
+        if len(paths) > MAX_PATHS_INFO:
+            raise HubError(413, f"paths-info takes at most {MAX_PATHS_INFO} paths per request, got {len(paths)}: split the list")
         head, _ = repo.resolve(revision)
-        tree = repo.commit(head)["tree"]
+        index = self.store.tree_index(repo, head)
         wanted = []
-        for p in form.get("paths", []):
+        for p in paths:
             p = check_path(p.rstrip("/") if isinstance(p, str) else p)
-            if p in tree or any(q.startswith(p + "/") for q in tree):
+            if p in index.tree or index.is_dir(p):
                 wanted.append(p)
         expand = str((form.get("expand") or ["false"])[-1]).lower() in ("1", "true")
-        return json_response(self._entries(repo, head, tree, wanted, expand), headers={"X-Repo-Commit": head})
+        return json_response(self._entries(repo, head, index, wanted, expand), headers={"X-Repo-Commit": head})
 
     # -- refs and history ----------------------------------------------------------------------------
 
@@ -398,18 +403,29 @@ class HubAPI:
 
     def commit(self, req: Request, repo_type: str, repo_id: str, revision: str) -> Response:
         repo = self.writable_repo(req, repo_type, repo_id)
-        header, ops = parse_commit_body(req.body.read_all(MAX_COMMIT_BODY))
-        title = header.get("summary") or "Upload files"
-        create_pr = req.flag("create_pr")
-        sha, pr = self.store.commit(
-            repo,
-            revision,
-            ops,
-            title,
-            header.get("description") or "",
-            parent_commit=header.get("parentCommit"),
-            create_pr=create_pr,
-        )
+        if req.body.length is not None and req.body.length > MAX_COMMIT_BODY:
+            raise HubError(413, f"commit request of {req.body.length} bytes is over the {MAX_COMMIT_BODY}-byte limit; "
+                                "upload large files with LFS")
+        staged: list[CommitOp] = []
+
+        def stage(op: CommitOp) -> None:  # each regular file goes to a temp file as soon as it is parsed
+            staged.append(op)
+            self.store.blobs.stage(op)
+
+        try:
+            header, ops = parse_commit_lines(_bounded(req.body.lines(MAX_COMMIT_LINE), MAX_COMMIT_BODY), stage)
+            title = header.get("summary") or "Upload files"
+            sha, pr = self.store.commit(
+                repo,
+                revision,
+                ops,
+                title,
+                header.get("description") or "",
+                parent_commit=header.get("parentCommit"),
+                create_pr=req.flag("create_pr"),
+            )
+        finally:
+            self.store.blobs.discard(staged)  # what the commit did not adopt
         base = f"{self._base(req)}/{repo.url_path}"
         return json_response(
             {

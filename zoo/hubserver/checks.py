@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..ids import is_commit as is_commit_id
@@ -114,6 +115,12 @@ def check_size(size: object) -> int:
     return size
 
 
+# A regular (non-LFS) file travels base64-encoded inside the commit request; the Hub refuses those above
+# 10 MiB and its preupload answer (``transfer.upload_mode``) sends anything bigger through LFS, so do we.
+MAX_REGULAR_FILE = 10 * 1024 * 1024
+MAX_COMMIT_LINE = (MAX_REGULAR_FILE + 2) // 3 * 4 + 64 * 1024  # its base64 plus the path and JSON around it
+
+
 @dataclass
 class CommitOp:
     """One parsed line of a commit request."""
@@ -122,19 +129,31 @@ class CommitOp:
     path: str
     data: bytes | None = None  # "file"
     sha256: str | None = None  # "lfsFile"
-    size: int | None = None  # "lfsFile" (None: take the stored object's size)
+    size: int | None = None  # "lfsFile" (None: take the stored object's size); "file" once staged
+    staged: str | None = None  # "file": its content written to this temp file (``data`` is then None)
+    oid: str | None = None  # "file" once staged: the git blob sha1 of its content
 
 
 def parse_commit_body(body: bytes) -> tuple[dict, list[CommitOp]]:
     """Parse the ndjson commit payload into its header and checked operations (raises 400)."""
+    return parse_commit_lines(body.splitlines())
+
+
+def parse_commit_lines(
+    lines: Iterable[bytes], on_file: Callable[[CommitOp], None] | None = None
+) -> tuple[dict, list[CommitOp]]:
+    """Parse ndjson commit lines as they arrive; ``on_file`` may stage each "file" op (and drop its ``data``)
+    so that a commit's memory stays one file, not the whole request. A file over ``MAX_REGULAR_FILE`` is a 413."""
     header, ops = None, []
-    for n, line in enumerate(body.splitlines(), 1):
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             item = json.loads(line)
         except (ValueError, UnicodeDecodeError) as e:
             raise bad_request(f"commit payload line {n} is not JSON: {e}") from None
+        except RecursionError:
+            raise bad_request(f"commit payload line {n} is nested too deeply") from None
         if not isinstance(item, dict) or not isinstance(item.get("value"), dict):
             raise bad_request(f"commit payload line {n}: expected {{'key': ..., 'value': {{...}}}}")
         key, value = item.get("key"), item["value"]
@@ -154,6 +173,10 @@ def parse_commit_body(body: bytes) -> tuple[dict, list[CommitOp]]:
                 op.data = base64.b64decode(value["content"], validate=True)
             except ValueError:
                 raise bad_request(f"commit payload line {n}: 'content' is not valid base64") from None
+            if len(op.data) > MAX_REGULAR_FILE:
+                raise too_big_for_regular(op.path, len(op.data))
+            if on_file is not None:
+                on_file(op)
         elif key == "lfsFile":
             if value.get("algo", "sha256") != "sha256":
                 raise bad_request(f"commit payload line {n}: only sha256 LFS objects are supported")
@@ -169,3 +192,12 @@ def parse_commit_body(body: bytes) -> tuple[dict, list[CommitOp]]:
     if parent is not None and not is_commit_id(parent):
         raise bad_request(f"parentCommit {parent!r} is not a 40-hex commit id")
     return header, ops
+
+
+def too_big_for_regular(path: str, size: int | None = None) -> HubError:
+    got = f" ({size} bytes)" if size is not None else ""
+    return HubError(
+        413,
+        f"regular (non-LFS) file {path!r}{got} is over the {MAX_REGULAR_FILE}-byte limit: upload it with LFS "
+        "(huggingface_hub does so for files its preupload call marks 'lfs')",
+    )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .api import HubAPI
 from .store import HubStore
-from .wire import HubHTTPServer
+from .wire import HubHTTPServer, Limits
 
 __all__ = ["LocalHub"]
 
@@ -30,6 +30,7 @@ class LocalHub:
         host: interface to bind; keep the loopback default unless others must reach it.
         port: TCP port, 0 for a free one (read it back from ``url`` after ``start()``).
         tokens: accepted write tokens. None reads ``ZOO_HUB_TOKENS`` (comma-separated); empty means open.
+        limits: worker pool size, deadlines and queue bounds (``zoo.hubserver.wire.Limits``); None: the defaults.
 
     Raises:
         RuntimeError: from ``start()``, if another process already serves ``root``.
@@ -41,6 +42,7 @@ class LocalHub:
         host: str = "127.0.0.1",
         port: int = 0,
         tokens: Iterable[str] | None = None,
+        limits: Limits | None = None,
     ):
         self.root = Path(root)
         self.host = host
@@ -50,6 +52,7 @@ class LocalHub:
         elif isinstance(tokens, str):  # one token, not an iterable of characters
             tokens = [tokens]
         self.tokens = frozenset(t.strip() for t in tokens if t and t.strip())
+        self.limits = limits or Limits()
         self.url = ""
         self._server: HubHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -64,7 +67,7 @@ class LocalHub:
         store.clear_tmp()
         api = HubAPI(store, self.tokens)
         try:
-            server = HubHTTPServer((self.host, self.port), api)
+            server = HubHTTPServer((self.host, self.port), api, self.limits)
         except OSError:
             self._unlock_root()
             raise

@@ -25,6 +25,7 @@ import os
 import shutil
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -128,6 +129,18 @@ def _unlink(path: str | Path) -> None:
         os.unlink(path)
 
 
+def _match_case(folder: Path, name: str) -> str:
+    """The entry of ``folder`` equal to ``name`` ignoring case, else ``name`` itself."""
+    try:
+        entries = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return name
+    if name in entries:
+        return name
+    folded = name.lower()
+    return next((e for e in sorted(entries) if e.lower() == folded), name)
+
+
 def _dumps(obj: object) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
 
@@ -153,6 +166,37 @@ class BlobStore:
         if self.size(sha) != len(data):
             write_atomic(self.path(sha), data, self.tmp_dir)
         return sha
+
+    def stage(self, op: CommitOp) -> None:
+        """Write a regular file's content to a temp file now and keep only its ids in ``op`` (bounded memory).
+
+        ``adopt`` moves it into place once the commit is checked; until then it is invisible, and the
+        caller removes it (``discard``) if the commit fails.
+        """
+        data = op.data
+        assert data is not None
+        fd, tmp = tempfile.mkstemp(dir=self.tmp_dir, prefix="regular-")
+        op.staged = tmp
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        op.sha256, op.size, op.oid, op.data = hashlib.sha256(data).hexdigest(), len(data), git_blob_oid(data), None
+
+    def adopt(self, op: CommitOp) -> None:
+        assert op.staged is not None and op.sha256 is not None
+        if self.size(op.sha256) == op.size:
+            _unlink(op.staged)
+        else:
+            target = self.path(op.sha256)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(op.staged, target)
+        op.staged = None
+
+    @staticmethod
+    def discard(ops: Iterable[CommitOp]) -> None:
+        for op in ops:
+            if op.staged is not None:
+                _unlink(op.staged)
+                op.staged = None
 
     def put_stream(self, chunks: Iterable[bytes], sha256: str, size: int) -> None:
         """Store an upload, streamed to a temp file while hashing; kept only if sha256 and size match."""
@@ -241,16 +285,73 @@ class Repo:
             tree = commit["tree"]
             changed = {p for p in tree.keys() | parent.keys() if tree.get(p) != parent.get(p)}
             summary = {"id": sha, "title": commit["title"], "date": commit["date"]}
-            for target in list(todo):
-                prefix = target + "/"
-                if target in changed or any(p.startswith(prefix) for p in changed):
-                    found[target] = summary
-                    todo.discard(target)
+            touched = set(changed)  # the changed files and every folder above them
+            for p in changed:
+                while "/" in p:
+                    p = p.rsplit("/", 1)[0]
+                    touched.add(p)
+            for target in todo & touched:
+                found[target] = summary
+            todo -= touched
         return found
 
 
+class TreeIndex:
+    """One commit's tree arranged for listings, built once per commit in one pass (commits are immutable).
+
+    ``children[d]`` holds the paths directly inside folder ``d`` (``""`` is the root), ``under[d]`` every
+    file below it; so a listing costs the size of its answer, not (files x folders) as a scan per folder did.
+    """
+
+    def __init__(self, tree: dict[str, dict]):
+        self.tree = tree
+        self.children: dict[str, list[str]] = {"": []}
+        self.under: dict[str, list[str]] = {"": []}
+        for path in sorted(tree):
+            parts = path.split("/")
+            parent = ""
+            for i in range(1, len(parts)):
+                folder = "/".join(parts[:i])
+                if folder not in self.children:
+                    self.children[folder], self.under[folder] = [], []
+                    self.children[parent].append(folder)
+                self.under[folder].append(path)
+                parent = folder
+            self.children[parent].append(path)
+            self.under[""].append(path)
+        self._oids: dict[str, str] = {}
+
+    def is_dir(self, path: str) -> bool:
+        return path in self.children and path not in self.tree
+
+    def dir_oid(self, path: str) -> str:
+        """A stable id of a folder's contents (same value as before the index existed)."""
+        oid = self._oids.get(path)
+        if oid is None:
+            inside = [(p, self.tree[p]["oid"]) for p in self.under[path]]  # already sorted
+            oid = self._oids[path] = hashlib.sha1(repr(inside).encode()).hexdigest()
+        return oid
+
+    def listing(self, folder: str, recursive: bool) -> list[str]:
+        """Sorted paths inside ``folder`` (files and folders; every level when ``recursive``)."""
+        if not recursive:
+            return sorted(self.children[folder])
+        out, todo = [], [folder]
+        while todo:
+            for child in self.children[todo.pop()]:
+                out.append(child)
+                if child in self.children:
+                    todo.append(child)
+        return sorted(out)
+
+
 class HubStore:
-    """All repos under one root directory, with the write operations the HTTP API needs."""
+    """All repos under one root directory, with the write operations the HTTP API needs.
+
+    Repo ids are case-insensitive, like on the Hub: ``Org/Repo`` and ``org/repo`` name one repo, kept
+    under the spelling it was created with (lookups in another case resolve to it; creating it again in
+    another case is a 409). A namespace keeps the case of its first repo.
+    """
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root).resolve()
@@ -260,6 +361,9 @@ class HubStore:
         self.blobs = BlobStore(self.root, self.tmp_dir)
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        self._create_guard = threading.Lock()  # creations are rare: one at a time keeps case-folding race-free
+        self._indexes: OrderedDict[tuple[str, str], TreeIndex] = OrderedDict()
+        self._indexes_guard = threading.Lock()
 
     def clear_tmp(self) -> None:
         """Remove what an interrupted write left in ``tmp/`` (call only while no other hub uses the root)."""
@@ -271,12 +375,36 @@ class HubStore:
 
     def lock(self, repo_type: str, repo_id: str) -> threading.Lock:
         with self._locks_guard:
-            return self._locks.setdefault((repo_type, repo_id), threading.Lock())
+            return self._locks.setdefault((repo_type, repo_id.lower()), threading.Lock())
 
     def repo(self, repo_type: str, repo_id: str) -> Repo:
+        """The repo named ``repo_id`` in any letter case (see the class docstring); it may not exist yet."""
         if repo_type not in REPO_TYPES:
             raise bad_request(f"invalid repo type {repo_type!r}: expected one of {sorted(REPO_TYPES)}")
-        return Repo(self, repo_type, check_repo_id(repo_id))
+        return Repo(self, repo_type, self._canonical(repo_type, check_repo_id(repo_id)))
+
+    def _canonical(self, repo_type: str, repo_id: str) -> str:
+        base = self.root / "repos" / REPO_TYPES[repo_type]
+        if (base / repo_id).is_dir():  # the common case: one stat
+            return repo_id
+        namespace, name = repo_id.split("/")
+        namespace = _match_case(base, namespace)
+        return f"{namespace}/{_match_case(base / namespace, name)}"
+
+    def tree_index(self, repo: Repo, sha: str) -> TreeIndex:
+        """The ``TreeIndex`` of commit ``sha`` (kept for the last few commits listed)."""
+        key = (str(repo.dir), sha)
+        with self._indexes_guard:
+            index = self._indexes.get(key)
+            if index is not None:
+                self._indexes.move_to_end(key)
+                return index
+        index = TreeIndex(repo.commit(sha)["tree"])
+        with self._indexes_guard:
+            self._indexes[key] = index
+            while len(self._indexes) > 16:
+                self._indexes.popitem(last=False)
+        return index
 
     def list_repos(self, repo_type: str) -> list[Repo]:
         base = self.root / "repos" / REPO_TYPES[repo_type]
@@ -285,14 +413,16 @@ class HubStore:
 
     # -- writes ------------------------------------------------------------------------------------
 
-    def create_repo(self, repo: Repo, private: bool, extra: dict | None = None) -> None:
-        """Create ``repo`` with an initial commit holding ``.gitattributes``; 409 if it exists.
+    def create_repo(self, repo: Repo, private: bool, extra: dict | None = None) -> Repo:
+        """Create ``repo`` with an initial commit holding ``.gitattributes``; 409 if it exists (in any case).
 
         The repo is assembled in ``tmp/`` and renamed into place, so it appears whole or not at all.
+        Returns the repo as created (its namespace spelled as already on disk).
         """
-        with self.lock(repo.type, repo.id):
+        with self._create_guard, self.lock(repo.type, repo.id):
+            repo = self.repo(repo.type, repo.id)  # again, under the guard: another case may have just been made
             if repo.dir.exists():
-                raise HubError(409, f"{repo.type} repository {repo.id!r} already exists")
+                raise HubError(409, f"{repo.type} repository {repo.id!r} already exists (repo ids ignore case)")
             data = GITATTRIBUTES.encode()
             sha = self.blobs.put_bytes(data)
             date = now_iso()
@@ -320,6 +450,7 @@ class HubStore:
                 shutil.rmtree(staging, ignore_errors=True)
                 raise
         logger.info("created %s repo %s", repo.type, repo.id)
+        return repo
 
     def delete_repo(self, repo: Repo) -> None:
         with self.lock(repo.type, repo.id):
@@ -383,8 +514,13 @@ class HubStore:
                 )
             tree = dict(repo.commit(head)["tree"])
             writes: list[bytes] = []
+            staged: list[CommitOp] = []
             for op in ops:
-                if op.kind == "file":
+                if op.kind == "file" and op.staged is not None:
+                    assert op.sha256 is not None and op.size is not None and op.oid is not None
+                    tree[op.path] = {"sha256": op.sha256, "size": op.size, "lfs": False, "oid": op.oid}
+                    staged.append(op)
+                elif op.kind == "file":
                     assert op.data is not None
                     tree[op.path] = file_entry(hashlib.sha256(op.data).hexdigest(), len(op.data), False, op.data)
                     writes.append(op.data)
@@ -415,6 +551,8 @@ class HubStore:
 
             for data in writes:
                 self.blobs.put_bytes(data)
+            for op in staged:
+                self.blobs.adopt(op)
             commit = {
                 "parents": [head],
                 "tree": tree,

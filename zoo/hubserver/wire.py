@@ -1,19 +1,36 @@
-"""HTTP/1.1 plumbing for the local hub: request bodies (sized or chunked), responses, keep-alive hygiene.
+"""HTTP/1.1 plumbing for the local hub: request bodies (sized or chunked), responses, keep-alive hygiene,
+and the resource limits that keep one client from starving the others.
 
 Keep-alive connections are reused by httpx, so every request body is read to its end (or the connection
 is closed), every reply carries ``Content-Length``, and errors never leave a half-read request behind.
+
+Limits (``Limits``; all configurable): a doorman thread holds every connection that has no complete
+request head yet (new ones, and kept-alive ones between requests), so silent and slow-header clients
+cost a descriptor, never a worker; the head must be complete within ``header_timeout`` (else 408) and
+an idle keep-alive connection is closed after ``idle_timeout``. A fixed pool of ``workers`` threads
+serves complete heads from a bounded queue (past it, 503 with ``Retry-After``). A body must keep an
+average rate of ``body_min_rate`` after ``body_grace`` (else 408) and may not stall for ``body_stall``
+(else 400: a ``Content-Length`` larger than the body ends here); a download reader is held to the same
+rate. ``accept`` failing for lack of file descriptors is logged and retried after a pause, not spun on.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import json
 import logging
+import queue
+import re
+import select
+import selectors
 import socket
+import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -24,6 +41,106 @@ logger = logging.getLogger(__name__)
 MAX_JSON_BODY = 16 * 1024 * 1024
 MAX_DRAIN = 8 * 1024 * 1024  # past this, closing the connection is cheaper than reading the rest
 CHUNK = 1024 * 1024
+LINGER = 2.0  # seconds a refused upload is still read (and dropped) so that the client gets the answer
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much of the server one client may hold, and for how long (seconds, bytes)."""
+
+    workers: int = 32  # threads serving connections; the most requests handled at once
+    queue: int = 256  # connections with a request ready, waiting for a worker; past this: 503 at once
+    connections: int = 1024  # open connections that have sent nothing yet (they hold no worker); past this: 503
+    backlog: int = 128  # the kernel's listen backlog (at least 128)
+    header_timeout: float = 10.0  # request line + headers, from their first byte (first request: from accept)
+    idle_timeout: float = 15.0  # a keep-alive connection with no new request (httpx gives up after 5 s)
+    body_grace: float = 10.0  # a body may take this long before the rate rule applies
+    body_min_rate: float = 64 * 1024  # then at least this many bytes per second on average, else 408
+    body_stall: float = 10.0  # no byte at all for this long inside a body: 400 (shorter than announced)
+    send_timeout: float = 60.0  # one write to a client that does not read
+    accept_backoff: float = 0.2  # pause after accept fails with EMFILE/ENFILE
+
+
+class _Expired(TimeoutError):
+    """A read ran past its deadline; ``kind`` says which (header, body-rate, body-stall)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The socket as a raw stream whose reads obey the current phase's deadline (not just a per-read timeout).
+
+    ``prefix`` holds what the doorman already read (the request head, perhaps more): it is served first.
+    While ``probing``, a read that would wait returns None instead (``BufferedReader.peek`` then says "empty").
+    """
+
+    def __init__(self, sock: socket.socket, limits: Limits, prefix: bytes = b""):
+        self.sock, self.limits, self.prefix = sock, limits, prefix
+        self.received = 0
+        self.expired: str | None = None
+        self.probing = False
+        self.phase = "header"
+        self._start = self._last = time.monotonic()
+        self._mark = 0  # ``received`` at the start of the phase
+
+    def readable(self) -> bool:
+        return True
+
+    def begin_request(self) -> None:
+        """A request head is here (or buffered): it must be complete within ``header_timeout``."""
+        self.phase, self._start, self.expired = "header", time.monotonic(), None
+
+    def begin_body(self) -> None:
+        self.phase, self._start, self._mark = "body", time.monotonic(), self.received
+        self._last = self._start  # when the last byte came
+
+    def _timeout(self, now: float) -> tuple[float, str]:
+        lim = self.limits
+        if self.phase == "header":
+            return self._start + lim.header_timeout - now, "header"
+        got = self.received - self._mark
+        rate_left = self._start + lim.body_grace + got / lim.body_min_rate - now
+        stall_left = self._last + lim.body_stall - now
+        if stall_left <= rate_left:
+            return stall_left, "body-stall"
+        # Past the rate deadline a silent client is still a stalled one (400), a trickling one is slow (408).
+        silent = now + max(rate_left, 0) - self._last >= min(lim.body_stall, lim.body_grace)
+        return rate_left, "body-stall" if silent else "body-rate"
+
+    def readinto(self, b) -> int | None:
+        if self.prefix:
+            n = min(len(b), len(self.prefix))
+            b[:n], self.prefix = self.prefix[:n], self.prefix[n:]
+            self.received += n
+            return n
+        if self.probing:
+            return None if not _readable(self.sock, 0) else self._recv(b, 1.0, "header")
+        left, kind = self._timeout(time.monotonic())
+        if left <= 0:
+            self.expired = kind
+            raise _Expired(kind, f"{kind} deadline passed")
+        return self._recv(b, left, kind)
+
+    def _recv(self, b, timeout: float, kind: str) -> int:
+        self.sock.settimeout(max(timeout, 0.001))
+        try:
+            n = self.sock.recv_into(b)
+        except TimeoutError:
+            self.expired = kind
+            raise _Expired(kind, f"{kind} deadline passed") from None
+        self.received += n
+        self._last = time.monotonic()
+        return n
+
+
+def _readable(sock: socket.socket, timeout: float) -> bool:
+    if hasattr(select, "poll"):  # select() fails on descriptors past FD_SETSIZE, which a busy server reaches
+        poller = select.poll()
+        poller.register(sock, select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR)
+        return bool(poller.poll(timeout * 1000))
+    return bool(select.select([sock], [], [], timeout)[0])
 
 
 class Body:
@@ -31,6 +148,9 @@ class Body:
 
     def __init__(self, rfile, headers):
         self._rfile = rfile
+        for name in ("Content-Length", "Transfer-Encoding"):
+            if len(headers.get_all(name) or ()) > 1:  # RFC 9112 §6.3: a framing ambiguity, never guess
+                raise bad_request(f"several {name} headers: send exactly one")
         te = headers.get("Transfer-Encoding", "").strip().lower()
         length = headers.get("Content-Length")
         self.chunked = bool(te)
@@ -86,6 +206,27 @@ class Body:
         while chunk := self.read():
             yield chunk
 
+    def lines(self, max_line: int) -> Iterator[bytes]:
+        """The body split on ``\\n`` (newline kept off); a line longer than ``max_line`` bytes is a 413."""
+        parts: list[bytes] = []
+        size = 0
+        for chunk in self:
+            start = 0
+            while (end := chunk.find(b"\n", start)) >= 0:
+                size += end - start
+                if size > max_line:
+                    break
+                parts.append(chunk[start:end])
+                yield b"".join(parts)
+                parts, size, start = [], 0, end + 1
+            else:
+                parts.append(chunk[start:])
+                size += len(chunk) - start
+            if size > max_line:
+                raise HubError(413, f"a request body line is longer than {max_line} bytes")
+        if parts:
+            yield b"".join(parts)
+
     def read_all(self, limit: int = MAX_JSON_BODY) -> bytes:
         if self.length is not None and self.length > limit:
             raise HubError(413, f"request body of {self.length} bytes is over the {limit}-byte limit")
@@ -112,6 +253,16 @@ class Body:
         return True
 
 
+def loads_json(raw: bytes | str, what: str) -> object:
+    """``json.loads``, with malformed or absurdly nested input (RecursionError) a 400."""
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise bad_request(f"{what} is not valid JSON") from None
+    except RecursionError:
+        raise bad_request(f"{what} is nested too deeply") from None
+
+
 @dataclass
 class Request:
     method: str
@@ -131,10 +282,7 @@ class Request:
         raw = self.body.read_all(limit)
         if not raw.strip():
             return {}
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise bad_request("request body is not valid JSON") from None
+        data = loads_json(raw, "request body")
         if not isinstance(data, dict):
             raise bad_request("request body must be a JSON object")
         return data
@@ -179,30 +327,220 @@ def _header_safe(text: str) -> str:
     return "".join(c if 0x20 <= ord(c) < 0x7F else "?" for c in text)[:1000]
 
 
-class HubHTTPServer(ThreadingHTTPServer):
-    """A threading server that remembers its open connections so that ``close_all`` can end them."""
+_HEAD_END = re.compile(rb"\r?\n\r?\n")
+MAX_HEAD = 64 * 1024  # request line + headers, as the doorman collects them
 
-    daemon_threads = True
+
+@dataclass
+class _Door:
+    """A connection with the doorman: waiting for (the rest of) its next request head."""
+
+    address: object
+    deadline: float
+    head: bytearray = field(default_factory=bytearray)
+    idle: bool = False  # a kept-alive connection that has not started its next request
+
+
+def _canned(status: int, reason: str, message: str) -> bytes:
+    body = json.dumps({"error": message}).encode()
+    return (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nX-Error-Message: {_header_safe(message)}\r\n"
+        f"Retry-After: 1\r\nConnection: close\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+
+
+class HubHTTPServer(HTTPServer):
+    """An HTTP server with a fixed pool of worker threads, fed by a doorman thread.
+
+    The doorman holds every connection that has no complete request head yet (new ones, and kept-alive
+    ones between requests) in one selector, so silent or slow-header clients cost a descriptor and a few
+    bytes, never a worker; a connection goes to the (bounded) worker queue once its head is complete.
+    """
+
     allow_reuse_address = True
 
-    def __init__(self, address, app: Callable[[Request], Response]):
+    def __init__(self, address, app: Callable[[Request], Response], limits: Limits | None = None):
         self.app = app
+        self.limits = limits or Limits()
+        self.request_queue_size = max(128, self.limits.backlog)  # read by server_activate (listen)
         self.connections: set[socket.socket] = set()
+        self._pending: queue.Queue = queue.Queue(max(1, self.limits.queue))
+        self._heads: dict[socket.socket, bytes] = {}
+        self._accept_failures = 0
+        self._last_accept_log = 0.0
+        self._arrivals: queue.SimpleQueue = queue.SimpleQueue()
+        self._door_count = 0  # connections with the doorman
+        self._door_lock = threading.Lock()
+        self._closing = False
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_w.setblocking(False)
         super().__init__(address, HubRequestHandler)
+        threading.Thread(target=self._doorman, name="zoo-hub doorman", daemon=True).start()
+        count = max(1, self.limits.workers)
+        self._workers = [threading.Thread(target=self._work, name=f"zoo-hub worker {i}", daemon=True) for i in range(count)]
+        for t in self._workers:
+            t.start()
+
+    def get_request(self):
+        try:
+            conn = super().get_request()
+        except OSError as e:
+            if e.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                # The listening socket stays readable: without a pause, serve_forever would spin on accept.
+                self._accept_failures += 1
+                now = time.monotonic()
+                if now - self._last_accept_log > 10:
+                    logger.error(
+                        "cannot accept connections: %s (%d failures so far); raise the file limit (ulimit -n) or "
+                        "lower Limits.connections; retrying every %.1f s",
+                        e.strerror, self._accept_failures, self.limits.accept_backoff,
+                    )
+                    self._last_accept_log = now
+                time.sleep(self.limits.accept_backoff)
+            raise
+        return conn
 
     def process_request(self, request, client_address):
+        """Hand a new connection to the doorman (no worker until its request head is complete)."""
         self.connections.add(request)
-        super().process_request(request, client_address)
+        if self._door_count >= self.limits.connections:
+            self._refuse(request, 503, "Service Unavailable", "the local hub has too many open connections; retry shortly")
+            return
+        self._to_door(request, client_address, idle=False)
+
+    def _to_door(self, sock: socket.socket, address, idle: bool) -> None:
+        with self._door_lock:
+            self._door_count += 1
+        self._arrivals.put((sock, address, idle))
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"\0")
+
+    def _refuse(self, sock: socket.socket, status: int, reason: str, message: str) -> None:
+        """Answer without a worker (one non-blocking send: never wait on this client) and close."""
+        with contextlib.suppress(OSError):
+            sock.setblocking(False)
+            sock.send(_canned(status, reason, message))
+        if status == 503:
+            logger.warning("refused a connection: %s", message)
+        self.shutdown_request(sock)
+
+    def _doorman(self) -> None:
+        sel = selectors.DefaultSelector()
+        sel.register(self._wake_r, selectors.EVENT_READ)
+        doors: dict[socket.socket, _Door] = {}
+
+        def leave(sock: socket.socket) -> None:
+            del doors[sock]
+            sel.unregister(sock)
+            with self._door_lock:
+                self._door_count -= 1
+
+        while not self._closing:
+            for key, _ in sel.select(timeout=0.1):
+                sock = key.fileobj
+                if sock is self._wake_r:
+                    with contextlib.suppress(OSError):
+                        self._wake_r.recv(4096)
+                    continue
+                door = doors[sock]
+                try:
+                    data = sock.recv(MAX_HEAD)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:  # the client closed
+                    leave(sock)
+                    self.shutdown_request(sock)
+                    continue
+                if door.idle:  # the next request has started: its head has header_timeout to arrive
+                    door.idle, door.deadline = False, time.monotonic() + self.limits.header_timeout
+                door.head += data
+                if _HEAD_END.search(door.head):
+                    leave(sock)
+                    self._heads[sock] = bytes(door.head)
+                    try:
+                        self._pending.put_nowait((sock, door.address))
+                    except queue.Full:
+                        self._heads.pop(sock, None)
+                        self._refuse(sock, 503, "Service Unavailable", "the local hub is busy; retry shortly")
+                elif len(door.head) > MAX_HEAD:
+                    leave(sock)
+                    self._refuse(sock, 431, "Request Header Fields Too Large", f"request head over {MAX_HEAD} bytes")
+            while True:
+                try:
+                    sock, address, idle = self._arrivals.get_nowait()
+                except queue.Empty:
+                    break
+                try:
+                    sock.setblocking(False)
+                    sel.register(sock, selectors.EVENT_READ)
+                except (ValueError, OSError):  # closed meanwhile (shutdown)
+                    with self._door_lock:
+                        self._door_count -= 1
+                    continue
+                wait = self.limits.idle_timeout if idle else self.limits.header_timeout
+                doors[sock] = _Door(address, time.monotonic() + wait, idle=idle)
+            now = time.monotonic()
+            for sock, door in [(s, d) for s, d in doors.items() if d.deadline <= now]:
+                leave(sock)
+                if door.head:  # started a request and did not finish its head in time
+                    self._refuse(sock, 408, "Request Timeout", "request line and headers took too long; send them at once")
+                else:  # connected (or kept alive) and never spoke: nothing to answer
+                    self.shutdown_request(sock)
+        for sock in doors:
+            self.shutdown_request(sock)
+        sel.close()
+        self._wake_r.close()
+        self._wake_w.close()
+
+    def _work(self) -> None:
+        while True:
+            item = self._pending.get()
+            if item is None:
+                return
+            request, client_address = item
+            keep = False
+            try:
+                keep = self.finish_request(request, client_address)
+            except Exception:
+                self.handle_error(request, client_address)
+            finally:
+                if keep and not self._closing:
+                    self._to_door(request, client_address, idle=True)  # wait for its next request without a worker
+                else:
+                    self.shutdown_request(request)
+
+    def finish_request(self, request, client_address) -> bool:
+        """Serve the connection's ready requests; True if it stays open for more."""
+        return self.RequestHandlerClass(request, client_address, self).keep
 
     def shutdown_request(self, request):
         self.connections.discard(request)
+        self._heads.pop(request, None)
         super().shutdown_request(request)
 
     def close_all(self) -> None:
-        """End idle keep-alive connections, so that a stopped hub answers nothing more."""
+        """End open connections (idle keep-alive ones too), so that a stopped hub answers nothing more."""
         for conn in list(self.connections):
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._closing = True
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"\0")
+        while True:  # connections still waiting for a worker get nothing more
+            try:
+                item = self._pending.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                self.shutdown_request(item[0])
+        for _ in self._workers:
+            with contextlib.suppress(queue.Full):
+                self._pending.put(None, timeout=1)
 
     def handle_error(self, request, client_address) -> None:
         """Log (the default prints a traceback to stderr) and go on serving."""
@@ -212,8 +550,51 @@ class HubHTTPServer(ThreadingHTTPServer):
 class HubRequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "zoo-hub/1"
-    timeout = 120  # a silent client does not hold a thread forever
     server: HubHTTPServer
+    keep = False  # hand the connection back to the doorman when done
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()  # the plain socket reader: replaced by one that keeps deadlines
+        self._reader = _DeadlineReader(self.connection, self.server.limits, self.server._heads.pop(self.connection, b""))
+        self.rfile = io.BufferedReader(self._reader, 64 * 1024)
+
+    def handle(self) -> None:
+        """Serve the requests already here; then give the connection back to the doorman (or close it)."""
+        while True:
+            self.close_connection = True
+            self._responded = self._unread = False
+            self.request_version, self.requestline, self.command, self.path = "HTTP/1.1", "", "", ""
+            self._reader.begin_request()
+            self.handle_one_request()
+            expired = self._reader.expired
+            if expired == "header" and not self._responded:
+                self._send(error_response(HubError(408, "request line and headers took too long; send them at once")))
+            if self._unread:
+                self._linger()
+            if expired or self.close_connection:
+                return
+            self._reader.probing = True  # a pipelined request already read? then serve it here
+            try:
+                ready = bool(self.rfile.peek(1))
+            except OSError:
+                return
+            finally:
+                self._reader.probing = False
+            if not ready:
+                self.keep = True
+                return
+
+    def _linger(self) -> None:
+        """Refused with a body still coming: read and drop it for a moment before closing, so the client
+        sees the answer (a close with unread data sends a reset that can destroy it)."""
+        end = time.monotonic() + LINGER
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_WR)
+            while (left := end - time.monotonic()) > 0:
+                self.connection.settimeout(left)
+                if not self.connection.recv(CHUNK):
+                    break
 
     def do_GET(self):
         self._dispatch()
@@ -222,6 +603,7 @@ class HubRequestHandler(BaseHTTPRequestHandler):
 
     def _dispatch(self) -> None:
         body = None
+        self._reader.begin_body()
         try:
             raw_path, _, query = self.path.partition("?")
             if not raw_path.startswith("/"):
@@ -235,6 +617,10 @@ class HubRequestHandler(BaseHTTPRequestHandler):
             response = self.server.app(request)
         except HubError as e:
             response = error_response(e)
+        except _Expired as e:
+            response = error_response(self._body_timeout(e, body))
+            self.close_connection = True
+            body = None
         except Exception as e:  # a bug or a disk fault: answer 5xx, keep serving
             logger.exception("error handling %s %s", self.command, self.path)
             if isinstance(e, OSError) and e.errno == errno.ENOSPC:  # 507: clients give up at once, no retries
@@ -243,11 +629,26 @@ class HubRequestHandler(BaseHTTPRequestHandler):
                 response = error_response(HubError(500, f"internal error: {type(e).__name__}: {e}"))
         if body is None or not body.drain():
             self.close_connection = True
+            self._unread = body is not None and not body.done
         self._send(response)
+
+    def _body_timeout(self, e: _Expired, body: Body | None) -> HubError:
+        limits = self.server.limits
+        length = body.length if body is not None else None
+        logger.info("%s %s from %s: %s", self.command, self.path[:200], self.client_address[0], e)
+        if e.kind == "body-stall":
+            announced = f"Content-Length says {length} bytes" if length is not None else "the chunked body did not end"
+            return bad_request(
+                f"request body stopped: no byte for {limits.body_stall:g} s and {announced}; "
+                "send the whole body, with a Content-Length equal to its size"
+            )
+        return HubError(408, f"request body too slow: under {limits.body_min_rate:g} bytes/s after {limits.body_grace:g} s")
 
     def _send(self, r: Response) -> None:
         length = r.length if r.file is not None else len(r.body)
+        self._responded = True
         try:
+            self.connection.settimeout(self.server.limits.send_timeout)
             self.send_response(r.status)
             for name, value in r.headers.items():
                 self.send_header(name, value)
@@ -260,6 +661,7 @@ class HubRequestHandler(BaseHTTPRequestHandler):
             if r.file is None:
                 self.wfile.write(r.body)
                 return
+            limits, start = self.server.limits, time.monotonic()
             with open(r.file, "rb") as f:
                 f.seek(r.offset)
                 left = r.length
@@ -269,6 +671,12 @@ class HubRequestHandler(BaseHTTPRequestHandler):
                         logger.error("blob %s is shorter than expected", r.file)
                         self.close_connection = True
                         return
+                    # A client that reads too slowly gives its worker up, like one that sends too slowly.
+                    sent = r.length - left
+                    allowed = start + limits.body_grace + sent / limits.body_min_rate - time.monotonic()
+                    if allowed <= 0:
+                        raise TimeoutError(f"client reads under {limits.body_min_rate:g} bytes/s")
+                    self.connection.settimeout(min(limits.send_timeout, allowed))
                     self.wfile.write(chunk)
                     left -= len(chunk)
         except OSError as e:  # the client went away, or the blob could not be read
