@@ -214,17 +214,33 @@ def _count_module(module, name, submodule):
             raise _OverBudget("modules")
 
 
+_hooks_lock = threading.Lock()
+_hooks_installed = False
+
+
+def _install_hooks() -> None:
+    """Install the counting hooks once per process: they charge only a thread with a budget, so concurrent
+    builds never count each other's tensors (hooks added and removed per build would fire once per build)."""
+    global _hooks_installed
+    with _hooks_lock:
+        if _hooks_installed:
+            return
+        from torch.nn.modules import module as torch_module
+
+        torch_module.register_module_parameter_registration_hook(_count)
+        torch_module.register_module_buffer_registration_hook(_count)
+        torch_module.register_module_module_registration_hook(_count_module)
+        _hooks_installed = True
+
+
 def _bounded_call(builder, kwargs: dict[str, Any], limit: int, *, meta: bool):
     """``builder(**kwargs)`` (on the meta device if ``meta``), aborted once it registers more than ``limit`` elements.
 
     Returns (model, elements registered); raises ``_OverBudget`` past the limit.
     """
     import torch
-    from torch.nn.modules import module as torch_module
 
-    hooks = [torch_module.register_module_parameter_registration_hook(_count),
-             torch_module.register_module_buffer_registration_hook(_count),
-             torch_module.register_module_module_registration_hook(_count_module)]
+    _install_hooks()
     _budget.left, _budget.seen, _budget.modules = limit, 0, max_modules()
     try:
         if meta:
@@ -237,8 +253,6 @@ def _bounded_call(builder, kwargs: dict[str, Any], limit: int, *, meta: bool):
         seen = _budget.seen
     finally:
         _budget.left = _budget.modules = None
-        for h in hooks:
-            h.remove()
     counted = sum(t.numel() for t in (*model.parameters(), *model.buffers())) if hasattr(model, "parameters") else 0
     if counted > limit:
         raise _OverBudget("params")
@@ -530,6 +544,8 @@ def push_to_hub(model, repo_id: str, *, revision: str | None = None, create_pr: 
     from huggingface_hub import HfApi
 
     prov = _provenance(model)
+    if revision is not None:
+        weights.check_revision(revision)  # before any client call: a revision names a file in the client's cache
     api = HfApi(token=token)
     with tempfile.TemporaryDirectory() as tmp:
         folder = save_pretrained(model, Path(tmp) / "repo", metrics=metrics, overwrite_card=True, repo_id=repo_id)
