@@ -1,6 +1,6 @@
 """The local hub's resource limits, old and new side by side (issue 12).
 
-    .venv/bin/python benchmarks/bench_hub_limits.py [--old-rev HEAD] [--files 16000] [--paths 20000] [--json OUT]
+    .venv/bin/python benchmarks/bench_hub_limits.py [--old-rev 6c81dfe] [--files 16000] [--paths 20000] [--json OUT]
 
 "new" is ``zoo.hubserver`` as installed; "old" is ``zoo/hubserver`` at ``--old-rev`` (``git show``, copied
 into a temp package). Each side is a server in its own child process on 127.0.0.1; this process is the
@@ -214,24 +214,33 @@ def side(name: str, pkg: str, path: Path, work: Path, args) -> dict:
     return res
 
 
+OLD_REV = "6c81dfe"  # the hub before the issue-12 limits
+
+
+def run(work: Path, old_rev: str = OLD_REV, files: int = 16000, paths: int = 20000, only: str | None = None) -> dict:
+    """Both sides, for ``benchmarks/run.py`` (section ``hub_limits``)."""
+    import zoo.hubserver
+
+    args = argparse.Namespace(files=files, paths=paths, only=set((only or ",".join(LABELS)).split(",")))
+    new_path = Path(zoo.hubserver.__file__).parent.parent
+    return {"old_rev": old_rev, "files": files, "paths": paths,
+            "old": side("old", "zoo_hub_old", old_package(old_rev, work / "old-pkg"), work, args),
+            "new": side("new", "zoo.hubserver", new_path, work, args)}
+
+
+LABELS = ("slow_clients", "burst", "listing", "regular_commit_1x180MB", "regular_commit_24x7.5MB")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--old-rev", default="HEAD", help="git revision of the old hub (default HEAD)")
+    p.add_argument("--old-rev", default=OLD_REV, help=f"git revision of the old hub (default {OLD_REV})")
     p.add_argument("--files", type=int, default=16000)
     p.add_argument("--paths", type=int, default=20000)
     p.add_argument("--only", default="slow_clients,burst,listing,regular_commit_1x180MB,regular_commit_24x7.5MB")
     p.add_argument("--json", type=Path, help="write the results here")
     args = p.parse_args(argv)
-    args.only = set(args.only.split(","))
-    import zoo.hubserver
-
-    new_path = Path(zoo.hubserver.__file__).parent.parent
     with tempfile.TemporaryDirectory(prefix="bench-hub-limits-") as tmp:
-        work = Path(tmp)
-        results = {
-            "old": side("old", "zoo_hub_old", old_package(args.old_rev, work / "old-pkg"), work, args),
-            "new": side("new", "zoo.hubserver", new_path, work, args),
-        }
+        results = run(Path(tmp), args.old_rev, args.files, args.paths, args.only)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     print(json.dumps(results, indent=1))

@@ -305,6 +305,36 @@ def write_markdown(r: dict, path: Path, plot_name: str | None) -> None:
                      else "`local_files_only=True`: no request")
             L.append(f"| {label} | {d['calls']} | {d['rps']:.0f} | {d['requests_per_call']:.2f} |")
         L.append("")
+    if "hub_limits" in r:
+        hl = r["hub_limits"]
+        old, new = hl["old"], hl["new"]
+        L += ["## 6. Local hub under attack (issue 12)", "",
+              f"`.venv/bin/python benchmarks/bench_hub_limits.py`, measured {hl.get('section_date', '')}: \"old\" is "
+              f"`zoo/hubserver` at {hl['old_rev']} (before the limits), \"new\" the installed one; each side is a server "
+              "in its own child process on 127.0.0.1, the same client drives both.", "",
+              "| measurement | old | new |", "|---|---|---|"]
+
+        def both(label: str, fmt) -> None:
+            if label in old or label in new:
+                L.append(f"| {fmt[0]} | {fmt[1](old.get(label))} | {fmt[1](new.get(label))} |")
+
+        both("slow_clients", ("200 clients sending one header byte per second: connections held after 15 s, "
+                              "server threads, a normal request meanwhile",
+                              lambda d: "-" if d is None else f"{d['still_held']} of {d['slow_connections']}, "
+                              f"{d['server_threads']} threads, {_s(d['normal_request_s'])}"))
+        both("burst", ("simultaneous connections that failed",
+                       lambda d: "-" if d is None else f"{d['failed']} of {d['burst']}"))
+        if "listing" in old or "listing" in new:
+            for key, label in (("tree_s", "`tree`"), ("tree_recursive_s", "recursive `tree`"),
+                               (f"paths_info_{hl['paths']}_s", f"`paths-info` of {hl['paths']} paths")):
+                both("listing", (f"{hl['files']} files: {label}",
+                                 lambda d, key=key: "-" if d is None or key not in d else _s(d[key])))
+        for label, what in (("regular_commit_1x180MB", "one 180 MB regular (non-LFS) file in a commit"),
+                            ("regular_commit_24x7.5MB", "the same 180 MB as 24 regular files")):
+            both(label, (f"{what}: answer, seconds, server peak RSS",
+                         lambda d: "-" if d is None else f"{d.get('answer')}, {_s(d.get('seconds', float('nan')))}, "
+                         f"{d.get('peak_rss_mb', float('nan')):.0f} MB"))
+        L.append("")
     L += ["## Reproduce", "", "```", "cd /work/main && .venv/bin/python benchmarks/run.py", "```", "",
           "Raw samples: `results.json`, written next to this file by `run.py` (not tracked).", ""]
     # the side-by-side sections written by benchmarks/peers/*.py are kept as they are

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_create  # noqa: E402
 import bench_hub  # noqa: E402
+import bench_hub_limits  # noqa: E402
 import bench_pretrained  # noqa: E402
 import bench_scale  # noqa: E402
 import bench_startup  # noqa: E402
@@ -36,15 +37,17 @@ from common import BENCH, CountingHub, load_average  # noqa: E402
 
 log = logging.getLogger("bench")
 
-SECTIONS = ("startup", "scale", "create", "pretrained", "hub")
+SECTIONS = ("startup", "scale", "create", "pretrained", "hub", "hub_limits")
 FULL = {"startup": dict(rounds=16, timm_rounds=4),
         "scale": dict(cold_rounds=4, warm_rounds=9, discovery_rounds=2, discovery_reps=8),
         "create": dict(reps=30, warmup=2), "pretrained": dict(reps=10, warmup=1, offline_reps=2),
-        "hub": dict(reps=3, push_reps=2, small_seconds=3.0)}
+        "hub": dict(reps=3, push_reps=2, small_seconds=3.0),
+        "hub_limits": dict(files=16000, paths=20000)}
 QUICK = {"startup": dict(rounds=3, timm_rounds=1),
          "scale": dict(cold_rounds=1, warm_rounds=1, discovery_rounds=1, discovery_reps=2),
          "create": dict(reps=3, warmup=1), "pretrained": dict(reps=1, warmup=0, offline_reps=1),
-         "hub": dict(reps=1, push_reps=1, small_seconds=1.0)}
+         "hub": dict(reps=1, push_reps=1, small_seconds=1.0),
+         "hub_limits": dict(files=2000, paths=2000, only="burst,listing")}
 
 
 def _versions() -> dict[str, str]:
@@ -73,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="few repetitions: a smoke run, not figures to trust")
     p.add_argument("--out-dir", default=str(BENCH), help="where RESULTS.md, scale.png and results.json go")
     p.add_argument("--keep", action="store_true", help="keep the temporary work folder")
+    p.add_argument("--merge", action="store_true",
+                   help="keep the other sections of the existing results.json (their own dates stay in it)")
     p.add_argument("--clean", action="store_true", help="remove the generated plugin sites kept between runs, then exit")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
@@ -112,7 +117,10 @@ def main(argv: list[str] | None = None) -> int:
                 results[name] = bench_pretrained.run(work, hub, **params[name])
             elif name == "hub":
                 results[name] = bench_hub.run(work, hub, **params[name])
+            elif name == "hub_limits":
+                results[name] = bench_hub_limits.run(work, **params[name])
             results[name]["section_wall_s"] = time.perf_counter() - t0
+            results[name]["section_date"] = results["meta"]["date"]
             log.info("section %s: %.0f s", name, results[name]["section_wall_s"])
     finally:
         t0 = time.perf_counter()
@@ -127,6 +135,13 @@ def main(argv: list[str] | None = None) -> int:
     results["meta"]["load_end"] = list(load_average())
     results = json.loads(json.dumps(_strip_nan(results)))  # what RESULTS.md is written from is what results.json holds
     out_dir.mkdir(parents=True, exist_ok=True)
+    previous = out_dir / "results.json"
+    if a.merge and previous.exists():  # sections not run now keep their figures (and say when they were measured)
+        kept = {k: v for k, v in json.loads(previous.read_text()).items() if k != "meta" and k not in sections}
+        for v in kept.values():
+            v.setdefault("section_date", "an earlier run")
+        results = {**kept, **results}
+        results["meta"]["merged"] = sorted(kept)
     (out_dir / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     plot_name = "scale.png" if report.plot(results, out_dir / "scale.png") else None
     report.write_markdown(results, out_dir / "RESULTS.md", plot_name)
