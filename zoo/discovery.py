@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 
-from . import discovery_cache
+from . import discovery_cache, plugin_guard, plugin_ownership
 
 TYPE_CHECKING = False  # `zoo list` imports this module: no typing import at run time
 if TYPE_CHECKING:
@@ -47,12 +47,6 @@ def _log():
     import logging  # only when there is something to say: listing from the cache never logs
 
     return logging.getLogger(__name__)
-
-
-def _hooks() -> tuple[tuple[str, type], ...]:
-    from .specs import ClaimSpec, ModelSpec, TaskSpec
-
-    return (("zoo_models", ModelSpec), ("zoo_tasks", TaskSpec), ("zoo_claims", ClaimSpec))
 
 
 class Catalog:
@@ -145,8 +139,8 @@ class Catalog:
                     raise ValueError(f"cached specs of plugin {plugin_id} do not decode")
                 # the cache is a file: what it says is checked as a fresh plugin's specs are (builders in the
                 # plugin's own distribution) and must be what the listing showed
-                own = _own_packages(key[2], dist, module)
-                _check_found(found, own, plugin_id, dist)
+                own = plugin_ownership.own_packages(key[2], dist, module)
+                plugin_ownership.check_found(found, own, plugin_id, dist)
                 listed = [[[s.name, s.task, list(s.weights)] for s in found["zoo_models"]],
                           [s.name for s in found["zoo_tasks"]]]
                 if listed != [[list(m) for m in summary[0]], list(summary[1])]:
@@ -171,139 +165,6 @@ def _strict() -> bool:
     return os.environ.get("ZOO_STRICT_PLUGINS", "").lower() in ("1", "true", "yes")
 
 
-DEFAULT_TIMEOUT = 5.0  # seconds for one plugin's import and hook calls; plugin.py is specs as data: milliseconds
-
-
-def _timeout() -> float | None:
-    """``ZOO_PLUGIN_TIMEOUT`` in seconds (default ``DEFAULT_TIMEOUT``); 0 or a negative value: no limit."""
-    raw = os.environ.get("ZOO_PLUGIN_TIMEOUT", "").strip()
-    if not raw:
-        return DEFAULT_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        _log().warning("ZOO_PLUGIN_TIMEOUT=%r is not a number of seconds: using %s", raw, DEFAULT_TIMEOUT)
-        return DEFAULT_TIMEOUT
-    return value if 0 < value < float("inf") else None
-
-
-# Threads loading a plugin right now (or that were still loading one when zoo gave up on it): what they print
-# goes to stderr, so that `zoo list --json` stays JSON whatever a plugin prints.
-_LOADERS: set[int] = set()
-
-
-class _PluginOutput:
-    """``sys.stdout`` while plugins load: writes from a loading thread go to stderr, every other thread's to stdout."""
-
-    def __init__(self, stdout, stderr) -> None:
-        self._stdout = stdout
-        self._stderr = stderr
-
-    def _target(self):
-        import threading
-
-        return self._stderr if threading.get_ident() in _LOADERS else self._stdout
-
-    def write(self, text: str) -> int:
-        target = self._target()
-        return target.write(text) if target is not None else len(text)
-
-    def writelines(self, lines) -> None:
-        for line in lines:
-            self.write(line)
-
-    def flush(self) -> None:
-        target = self._target()
-        if target is not None:
-            target.flush()
-
-    def __getattr__(self, name: str):
-        return getattr(self._stdout, name)
-
-
-class _Divert:
-    """Install ``_PluginOutput`` for the time plugins load (kept while a timed-out loader thread still runs)."""
-
-    def __enter__(self) -> _Divert:
-        import sys
-
-        self._previous = sys.stdout
-        sys.stdout = _PluginOutput(self._previous, sys.stderr)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        import sys
-
-        # a plugin may have replaced sys.stdout itself: what was there before loading comes back either way
-        sys.stdout = _PluginOutput(self._previous, sys.stderr) if _LOADERS else self._previous
-
-
-class _PluginTimedOut(BaseException):
-    """Raised asynchronously inside a loader thread that ran past ZOO_PLUGIN_TIMEOUT, to stop its Python code."""
-
-
-def _stop(thread) -> None:
-    """Best effort: raise ``_PluginTimedOut`` in a stuck loader thread (a pure-Python loop ends; C code finishes first)."""
-    try:
-        import ctypes
-
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(_PluginTimedOut))
-    except Exception:  # noqa: BLE001 - no ctypes, another interpreter: the daemon thread is left to the process's exit
-        pass
-
-
-def _guarded(plugin_id: str, dist: str | None, work):
-    """``work()`` in a daemon thread, under ``ZOO_PLUGIN_TIMEOUT``; the plugin's exceptions, all of them, as PluginBroken.
-
-    Why a thread rather than SIGALRM in the main thread: the caller gets control back at the deadline whatever
-    the plugin does (a bare ``except:`` around a retry loop would swallow an alarm's exception, a blocking C call
-    would delay it), zoo needs no main thread and leaves the application's SIGALRM and timers alone, and a real
-    Ctrl-C is told from a plugin's ``raise KeyboardInterrupt`` for free: signals are delivered to the main thread,
-    which is only waiting here, while whatever the plugin raises (``sys.exit()``, ``KeyboardInterrupt``) is raised
-    in the loader thread. A thread that ran past its time gets an asynchronous exception and is abandoned.
-    """
-    import threading
-
-    from .errors import PluginBroken
-
-    box: dict = {}
-    done = threading.Event()
-
-    def run() -> None:
-        ident = threading.get_ident()
-        _LOADERS.add(ident)
-        try:
-            box["result"] = work()
-        except BaseException as exc:  # noqa: BLE001 - sys.exit(), KeyboardInterrupt: the plugin's, never the user's
-            box["error"] = exc
-        finally:
-            _LOADERS.discard(ident)
-            done.set()
-
-    thread = threading.Thread(target=run, name=f"zoo-plugin-{plugin_id}", daemon=True)
-    limit = _timeout()
-    thread.start()
-    try:
-        finished = done.wait(limit)
-    except KeyboardInterrupt:  # in the main thread while it waits: the user's Ctrl-C (or a SIGINT sent to zoo)
-        _log().warning("interrupted while loading zoo plugin %s (%s)", plugin_id, dist)
-        raise
-    if not finished:
-        _stop(thread)
-        raise PluginBroken(f"timed out: plugin {plugin_id} ({dist}) did not finish loading within {limit:g} s; fix or uninstall "
-                            f"it, disable it with ZOO_DISABLE_PLUGINS={plugin_id}, or allow more time with "
-                            f"ZOO_PLUGIN_TIMEOUT=SECONDS")
-    error = box.get("error")
-    if error is None:
-        return box["result"]
-    if isinstance(error, Exception):
-        raise error
-    # SystemExit, KeyboardInterrupt, GeneratorExit raised by the plugin's own code: a broken plugin, nothing more
-    what = "called sys.exit" if isinstance(error, SystemExit) else f"raised {type(error).__name__}"
-    raise PluginBroken(f"{type(error).__name__}: {error} (the plugin {what} while loading; zoo kept going "
-                       f"without it)") from error
-
-
 def _import_and_collect(plugin_id: str, load) -> dict[str, list]:
     """Import one plugin and call its hooks, with a plugin manager of its own (run in the loader thread)."""
     import pluggy
@@ -320,7 +181,7 @@ def _import_and_collect(plugin_id: str, load) -> dict[str, list]:
 def _collect(pm: pluggy.PluginManager, plugin: object, plugin_id: str) -> dict[str, list]:
     """Call this one plugin's hooks and check what they return; raise on anything malformed."""
     out: dict[str, list] = {}
-    for hook_name, kind in _hooks():
+    for hook_name, kind in plugin_ownership.hook_kinds():
         items: list = []
         for impl in getattr(pm.hook, hook_name).get_hookimpls():
             if impl.plugin is not plugin:
@@ -331,102 +192,6 @@ def _collect(pm: pluggy.PluginManager, plugin: object, plugin_id: str) -> dict[s
             items.extend(result)
         out[hook_name] = items
     return out
-
-
-def _top(target: str) -> str:
-    """The top-level package of ``"pkg.mod:attr"`` or ``"pkg.mod"``."""
-    return target.split(":", 1)[0].split(".", 1)[0].strip()
-
-
-def _record_packages(dist_path: str) -> set[str]:
-    """Top-level packages and modules a distribution installs: from its RECORD, else its top_level.txt."""
-    try:
-        with open(os.path.join(dist_path, "RECORD"), "rb") as f:
-            lines = f.read().decode("utf-8", "replace").splitlines()
-    except OSError:
-        lines = []
-    if any(line.startswith('"') for line in lines):  # a path with a comma in it, quoted as csv quotes it
-        import csv
-
-        paths = [row[0] for row in csv.reader(lines) if row]
-    else:
-        paths = [line.partition(",")[0] for line in lines]
-    out: set[str] = set()
-    # one pass in C over what may be hundreds of lines, then a look at each distinct first component
-    for top, sep in {p.replace("\\", "/").partition("/")[:2] for p in paths}:
-        if (not top or top in ("..", ".", "__pycache__") or top.startswith("__editable__")
-                or top.endswith((".dist-info", ".data", ".egg-info"))):
-            continue  # metadata, scripts outside site-packages, an editable install's finder
-        if sep:
-            out.add(top)
-        elif top.endswith((".py", ".so", ".pyd")):
-            out.add(top.partition(".")[0])
-    if not out:
-        try:
-            with open(os.path.join(dist_path, "top_level.txt"), encoding="utf-8", errors="replace") as f:
-                out = {line.strip() for line in f if line.strip() and "/" not in line}
-        except OSError:
-            pass
-    return out
-
-
-def _own_packages(dist_path: str | None, dist: str | None, module: str) -> frozenset[str]:
-    """The packages a plugin's code targets may point into: those its own distribution installs.
-
-    Known from the dist-info's RECORD (or top_level.txt). A distribution that lists none (hand-made metadata, an
-    editable install whose RECORD holds only a .pth) owns its entry point's package alone: then two
-    distributions pointing into one package register the same names, and both are refused. ``zoo`` belongs to
-    zoo-core only.
-    """
-    found = _record_packages(dist_path) if dist_path else set()
-    if not found:
-        found = {_top(module)}
-    if (dist or "").lower().replace("_", "-") != "zoo-core":
-        found.discard("zoo")
-    return frozenset(found)
-
-
-_TARGETS = ("builder", "evaluate", "describe", "example_input", "check_output", "reproduce")
-
-
-def _check_targets(specs: list, own: frozenset[str], plugin_id: str, dist: str | None) -> None:
-    """Every ``"module:attr"`` a spec names lives in its distribution's own packages (never zoo's, another's)."""
-    for spec in specs:
-        targets = [getattr(spec, f, None) for f in _TARGETS]
-        for w in (getattr(spec, "weights", None) or {}).values():
-            targets += [w.recipe, w.converter]
-        for target in filter(None, targets):
-            if not isinstance(target, str) or _top(target) not in own:
-                raise ValueError(
-                    f"{type(spec).__name__} {getattr(spec, 'name', plugin_id)!r} points at {target!r}, outside the "
-                    f"plugin's packages ({', '.join(sorted(own))} of distribution {dist or plugin_id}): a plugin's "
-                    f"builders, recipes, converters and task functions must live in its own distribution"
-                )
-
-
-def _check_found(found: dict, own: frozenset[str], plugin_id: str, dist: str | None) -> None:
-    """What one plugin registered (fresh, or read from the cache): right types, no name twice, own code only."""
-    if not isinstance(found, dict):
-        raise TypeError("a plugin's specs must be a dict of hook name -> list")
-    for hook_name, kind in _hooks():
-        items = found.get(hook_name)
-        if not isinstance(items, list):
-            raise TypeError(f"hook {hook_name}: expected a list of {kind.__name__}")
-        for item in items:
-            if not isinstance(item, kind):
-                raise TypeError(f"hook {hook_name} returned a {type(item).__name__}, expected {kind.__name__}")
-    for hook_name, kind in (("zoo_models", "model"), ("zoo_tasks", "task")):
-        names = [s.name for s in found[hook_name]]
-        if len(set(names)) != len(names):
-            twice = sorted({n for n in names if names.count(n) > 1})
-            raise ValueError(f"{kind} {twice[0]!r} is registered twice by the same plugin")
-    for claim in found["zoo_claims"]:
-        if claim.plugin != plugin_id:
-            raise ValueError(f"plugin {plugin_id} registers a claim for plugin {claim.plugin!r}: a plugin registers "
-                             f"only its own claim")
-    if len(found["zoo_claims"]) > 1:
-        raise ValueError(f"plugin {plugin_id} registers {len(found['zoo_claims'])} claims; one at most")
-    _check_targets([s for hook, _kind in _hooks() for s in found[hook]], own, plugin_id, dist)
 
 
 def _names(found: dict) -> list[tuple[str, str]]:
@@ -500,7 +265,7 @@ def _settle(catalog: Catalog, loaded: list[tuple]) -> None:
 
 def _load_one(plugin_id: str, dist: str | None, version: str | None, module_name: str, load,
               own: frozenset[str], cached: dict | None = None) -> tuple[PluginStatus, dict | None]:
-    """One plugin's specs (from the cache, already checked, or by importing it under ``_guarded``), not registered.
+    """One plugin's specs (from the cache, already checked, or by importing it under ``plugin_guard.guarded``), not registered.
 
     Returns its status (``ok`` until ``_settle`` looks for collisions, or ``broken`` with the error) and its specs.
     """
@@ -511,15 +276,16 @@ def _load_one(plugin_id: str, dist: str | None, version: str | None, module_name
         if cached is not None:
             found = cached
         else:
-            if _top(module_name) not in own:
+            top = plugin_ownership.top_package(module_name)
+            if top not in own:
                 from .errors import PluginBroken
 
                 raise PluginBroken(
-                    f"entry point {plugin_id} = {module_name} points into package {_top(module_name)!r}, which "
+                    f"entry point {plugin_id} = {module_name} points into package {top!r}, which "
                     f"{dist or 'its distribution'} does not install (it installs {', '.join(sorted(own)) or 'nothing'}): "
                     f"an entry point may load only its own distribution's code")
-            found = _guarded(plugin_id, dist, lambda: _import_and_collect(plugin_id, load))
-            _check_found(found, own, plugin_id, dist)
+            found = plugin_guard.guarded(plugin_id, dist, lambda: _import_and_collect(plugin_id, load))
+            plugin_ownership.check_found(found, own, plugin_id, dist)
     except Exception as exc:  # noqa: BLE001 - isolation is the point: any plugin error is recorded
         return _broken(plugin_id, dist, version, module_name, exc, found), None
     return PluginStatus(plugin_id, dist, version, "ok", module=module_name), found
@@ -633,7 +399,7 @@ def _slow(index: dict, allow: set[str] | None, deny: set[str], use_cache: bool) 
     loaded: dict[str, tuple] = {}
     declared: dict[str, list[str]] = {}
     refused: set[tuple] = set()
-    with _Divert():
+    with plugin_guard.Divert():
         for ep in eps:
             dist, version = discovery_cache.dist_name_version(ep)
             declared.setdefault(ep.name, []).append(dist or ep.value)
@@ -651,14 +417,14 @@ def _slow(index: dict, allow: set[str] | None, deny: set[str], use_cache: bool) 
                 catalog._statuses[ep.name] = PluginStatus(ep.name, dist, version, "disabled", module=ep.value)
                 continue
             path = getattr(ep.dist, "_path", None)
-            own = _own_packages(str(path) if path is not None else None, dist, ep.value)
+            own = plugin_ownership.own_packages(str(path) if path is not None else None, dist, ep.value)
             # the cache file is stamped with the core that wrote it (discovery_cache.core_stamp), so under another
             # zoo-core no entry matches and every plugin's zoo-core requirement is checked again
             key = discovery_cache.fingerprint(ep) if use_cache else None
             cached = discovery_cache.decode_entry(cache[key]) if key in cache else None
             if cached is not None:
                 try:
-                    _check_found(cached, own, ep.name, dist)
+                    plugin_ownership.check_found(cached, own, ep.name, dist)
                     fresh[key] = cache[key]
                 except (TypeError, ValueError, AttributeError) as exc:
                     _log().debug("cached specs of plugin %s refused (%s): loading it again", ep.name, exc)

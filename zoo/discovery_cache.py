@@ -9,7 +9,7 @@ modules that decide their content): another core never reads them.
 A cached entry names the code ``zoo create`` runs, so the cache is trusted only as far as its folder: the
 folder is created 0700, and a folder or file owned by another user, or writable by group or others, is
 neither read nor written (the slow path runs instead). Discovery also checks what a cached entry names as it
-checks a fresh one (``discovery._check_targets``): the cache can make ``zoo list`` wrong, never run other code.
+checks a fresh one (``plugin_ownership.check_targets``): the cache can make ``zoo list`` wrong, never run other code.
 
 Two files per environment, Python version and zoo installation, in zoo's cache folder:
 

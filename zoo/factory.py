@@ -392,16 +392,20 @@ def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, c
     spec, plugin_id, tag = registry.lookup(name)
     if tag is not None:
         pretrained = True
+    tag = (tag or spec.pretrained_tag) if pretrained else None
+    w = spec.weights.get(tag) if tag is not None else None
+    files = (dict(w.files) or {hubformat.CONFIG_NAME: None}) if w is not None else {}
+    # a pinned tag's weights are read and hashed on another thread while the model is built: file reads and
+    # sha256 release the GIL, so the hash every load now pays is hidden behind the build where cores allow
+    pinned = w is not None and hubformat.WEIGHTS_NAME in w.files
+    pending = _in_background(weights.fetch, w.repo, w.revision, files) if pinned else None
     model = _build(spec, plugin_id, {}, overrides, "")
     if not pretrained:
         return model
-    tag = tag or spec.pretrained_tag
-    if tag is None:
+    if w is None:
         raise WeightsNotFound(f"{spec.name} has no pretrained weights; create it with pretrained=False "
                               f"(`zoo list --pretrained` shows the models that have them)")
-    w = spec.weights[tag]
-    files = dict(w.files) or {hubformat.CONFIG_NAME: None}
-    fetched = weights.fetch(w.repo, w.revision, files)
+    fetched = pending() if pending is not None else weights.fetch(w.repo, w.revision, files)
     if hubformat.WEIGHTS_NAME not in w.files:
         # unpinned tag: the commit's config.json carries the manifest
         cfg = hubformat.parse_config(fetched.data[hubformat.CONFIG_NAME], f"{w.repo}@{fetched.commit}/config.json")
@@ -422,6 +426,28 @@ def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, c
     model.zoo = replace(model.zoo, tag=tag, pretrained=True, repo=w.repo, revision=w.revision,
                         commit=fetched.commit, sha256=digest, source="registry")
     return model
+
+
+def _in_background(fn, *args):
+    """Start ``fn(*args)`` on a daemon thread; return a function that waits for it and returns or raises its result."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, which re-raises it
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="zoo-fetch", daemon=True)
+    thread.start()
+
+    def result():
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    return result
 
 
 def _create_from_config(cfg: dict[str, Any], where: str, overrides: dict[str, Any]):
