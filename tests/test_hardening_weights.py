@@ -379,3 +379,15 @@ def test_concurrent_bounded_builds_do_not_count_each_other():
     assert not errors, errors
     with pytest.raises(factory._OverBudget):
         factory._bounded_call(mlp, {}, exact - 1, meta=True)
+
+
+def test_background_fetch_hands_back_its_result_or_its_error():
+    from zoo.factory import _in_background
+
+    assert _in_background(lambda a, b: a + b, 2, 3)() == 5
+
+    def fails():
+        raise zoo.WeightsCorrupt("bad bytes")
+
+    with pytest.raises(zoo.WeightsCorrupt, match="bad bytes"):
+        _in_background(fails)()

@@ -9,8 +9,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .api import HubAPI
+from .connections import HubHTTPServer
 from .store import HubStore
-from .wire import HubHTTPServer, Limits
+from .wire import Limits
 
 __all__ = ["LocalHub"]
 
