@@ -346,3 +346,13 @@ def test_the_catalog_tells_whether_a_resolved_target_is_the_plugins_own(tmp_path
     r = run_py(code, env=_env(site, tmp_path))
     assert r.returncode == 0, r.stderr[-3000:]
     assert json.loads(r.stdout.split("RESULT ")[-1]) == [["zoo_victim"], True, False, False]
+
+
+def test_a_target_resolving_outside_the_plugin_is_refused_at_resolution():
+    """Discovery checks the module a target names; resolution checks the object: ``pkg.mod:torch.nn.Linear``
+    names the plugin's module but reaches torch's class."""
+    from zoo import PluginBroken, registry
+
+    assert callable(registry.resolve_target("zoo_fixture.model:mlp", "fixture"))
+    with pytest.raises(PluginBroken, match="not the plugin's own code"):
+        registry.resolve_target("zoo_fixture.model:torch.nn.Linear", "fixture")

@@ -26,7 +26,6 @@ A claim is reproduced when every check is, not reproduced when any check is not,
 from __future__ import annotations
 
 import datetime as _dt
-import importlib
 import logging
 import math
 import time
@@ -216,14 +215,10 @@ def _rounded(x: Any) -> Any:
 
 
 def resolve(target: Any) -> Any:
-    """``"module:attr"`` -> the object (anything else is returned as is)."""
-    if not isinstance(target, str):
-        return target
-    module, _, attr = target.partition(":")
-    obj: Any = importlib.import_module(module)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
+    """``"module:attr"`` -> the object (anything else, e.g. a row's callable, is returned as is)."""
+    from .registry import resolve_target
+
+    return resolve_target(target) if isinstance(target, str) else target
 
 
 def _call(fn: RowFn, seed: int, quick: bool, steps: int | None, budget_s: float | None,

@@ -175,11 +175,11 @@ def cmd_push(a: argparse.Namespace) -> int:
 def cmd_convert(a: argparse.Namespace) -> int:
     from .factory import resolve_target, save_pretrained
 
-    spec, _, tag = registry.lookup(a.name)
+    spec, plugin_id, tag = registry.lookup(a.name)
     w = spec.weights.get(tag) if tag else None
     if w is None or w.converter is None:
         raise ZooError(f"{a.name} has no converter; name a tag whose weights come from an official release")
-    model = resolve_target(w.converter)(a.source)
+    model = resolve_target(w.converter, plugin_id)(a.source)
     folder = save_pretrained(model, a.to, overwrite_card=True)
     print(f"converted {a.source} -> {folder}")
     return 0

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
 import inspect
 import logging
 import numbers
@@ -20,6 +19,7 @@ from typing import Any
 
 from . import hubformat, registry, weights
 from .errors import NotAZooModel, PluginNotInstalled, UnknownArgument, UnsafeConfig, WeightsNotFound
+from .registry import resolve_target  # noqa: F401 - also zoo.factory.resolve_target, as before
 from .specs import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -52,15 +52,6 @@ class Provenance:
     @property
     def id(self) -> str:
         return f"{self.name}.{self.tag}" if self.tag and self.pretrained else self.name
-
-
-def resolve_target(target: str):
-    """Import ``"module:attr"`` (only ever called on strings from registered specs)."""
-    module, _, attr = target.partition(":")
-    obj = importlib.import_module(module)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def _check_kwargs(spec: ModelSpec, builder, kwargs: dict[str, Any], where: str) -> None:
@@ -321,7 +312,7 @@ def _build_untrusted(spec: ModelSpec, builder, kwargs: dict[str, Any], args: dic
 
 def _build(spec: ModelSpec, plugin_id: str, args: dict[str, Any], overrides: dict[str, Any], where: str):
     """Build ``spec`` with ``args`` from a config.json (untrusted: bounded, errors named) and the caller's ``overrides``."""
-    builder = resolve_target(spec.builder)
+    builder = resolve_target(spec.builder, plugin_id)
     _check_kwargs(spec, builder, args, where)
     _check_kwargs(spec, builder, overrides, "passed to create()")
     kwargs = {**spec.defaults, **args, **overrides}
@@ -394,38 +385,42 @@ def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, c
         pretrained = True
     tag = (tag or spec.pretrained_tag) if pretrained else None
     w = spec.weights.get(tag) if tag is not None else None
-    files = (dict(w.files) or {hubformat.CONFIG_NAME: None}) if w is not None else {}
-    # a pinned tag's weights are read and hashed on another thread while the model is built: file reads and
-    # sha256 release the GIL, so the hash every load now pays is hidden behind the build where cores allow
-    pinned = w is not None and hubformat.WEIGHTS_NAME in w.files
-    pending = _in_background(weights.fetch, w.repo, w.revision, files) if pinned else None
+    # The weights are fetched, read and hashed on another thread while the model is built: file reads and sha256
+    # release the GIL, so the hash every load now pays is hidden behind the build where cores allow.
+    pending = _in_background(_fetch_tag, spec, w) if w is not None else None
     model = _build(spec, plugin_id, {}, overrides, "")
     if not pretrained:
         return model
-    if w is None:
+    if pending is None:
         raise WeightsNotFound(f"{spec.name} has no pretrained weights; create it with pretrained=False "
                               f"(`zoo list --pretrained` shows the models that have them)")
-    fetched = pending() if pending is not None else weights.fetch(w.repo, w.revision, files)
-    if hubformat.WEIGHTS_NAME not in w.files:
-        # unpinned tag: the commit's config.json carries the manifest
-        cfg = hubformat.parse_config(fetched.data[hubformat.CONFIG_NAME], f"{w.repo}@{fetched.commit}/config.json")
-        if cfg["model"] != spec.name:
-            raise UnsafeConfig(f"{w.repo}@{fetched.commit} holds {cfg['model']!r}, not {spec.name!r}")
-        digest = cfg["weights"].get(hubformat.WEIGHTS_NAME, {}).get("sha256")
-        if digest is None:
-            raise WeightsNotFound(f"{w.repo}@{fetched.commit}: config.json lists no {hubformat.WEIGHTS_NAME}")
-        if cfg.get("model_args") and dict(cfg["model_args"]) != dict(model.zoo.model_args):
-            model = _build(spec, plugin_id, cfg["model_args"], overrides, f"in {w.repo}/config.json")
-        fetched_w = weights.fetch(w.repo, fetched.commit, {hubformat.WEIGHTS_NAME: digest})
-    else:
-        digest = w.files[hubformat.WEIGHTS_NAME]
-        fetched_w = fetched
+    commit, cfg, digest, data = pending()
+    if cfg is not None and cfg.get("model_args") and dict(cfg["model_args"]) != dict(model.zoo.model_args):
+        model = _build(spec, plugin_id, cfg["model_args"], overrides, f"in {w.repo}/config.json")
     # the bytes fetch() hashed are the bytes loaded: the file is not read again
-    weights.load_into(model, fetched_w.data.pop(hubformat.WEIGHTS_NAME), cast=cast_weights,
-                      name=f"{w.repo}/{hubformat.WEIGHTS_NAME}@{fetched.commit}")
+    weights.load_into(model, data, cast=cast_weights, name=f"{w.repo}/{hubformat.WEIGHTS_NAME}@{commit}")
     model.zoo = replace(model.zoo, tag=tag, pretrained=True, repo=w.repo, revision=w.revision,
-                        commit=fetched.commit, sha256=digest, source="registry")
+                        commit=commit, sha256=digest, source="registry")
     return model
+
+
+def _fetch_tag(spec: ModelSpec, w) -> tuple[str, dict[str, Any] | None, str, bytearray]:
+    """(commit, config or None, sha256, checked weight bytes) of a registered tag.
+
+    A pinned tag names its files' sha256s; an unpinned one is resolved to a commit whose config.json
+    (checked against its blob id there) carries the manifest.
+    """
+    fetched = weights.fetch(w.repo, w.revision, dict(w.files) or {hubformat.CONFIG_NAME: None})
+    if hubformat.WEIGHTS_NAME in w.files:
+        return fetched.commit, None, w.files[hubformat.WEIGHTS_NAME], fetched.data.pop(hubformat.WEIGHTS_NAME)
+    cfg = hubformat.parse_config(fetched.data[hubformat.CONFIG_NAME], f"{w.repo}@{fetched.commit}/config.json")
+    if cfg["model"] != spec.name:
+        raise UnsafeConfig(f"{w.repo}@{fetched.commit} holds {cfg['model']!r}, not {spec.name!r}")
+    digest = cfg["weights"].get(hubformat.WEIGHTS_NAME, {}).get("sha256")
+    if digest is None:
+        raise WeightsNotFound(f"{w.repo}@{fetched.commit}: config.json lists no {hubformat.WEIGHTS_NAME}")
+    data = weights.fetch(w.repo, fetched.commit, {hubformat.WEIGHTS_NAME: digest}).data[hubformat.WEIGHTS_NAME]
+    return fetched.commit, cfg, digest, data
 
 
 def _in_background(fn, *args):

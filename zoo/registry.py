@@ -257,3 +257,23 @@ def claim(plugin_id: str) -> ClaimSpec:
     if status.state != "ok":
         raise PluginBroken(f"plugin {plugin_id} is {status.state}: {status.error}")
     raise ClaimNotFound(f"plugin {plugin_id} registers no claim to reproduce")
+
+
+def resolve_target(target: str, plugin_id: str | None = None) -> object:
+    """Import ``"module:attr"`` (only ever called on strings from registered specs) and return the object.
+
+    With ``plugin_id``, the object must be defined in that plugin's own packages: discovery checks the
+    module a target names, and this catches an attribute path that reaches an object imported there from
+    elsewhere (``"pkg.mod:os.system"``).
+    """
+    import importlib
+
+    module, _, attr = target.partition(":")
+    obj: object = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if plugin_id is not None and not catalog().owns(plugin_id, obj):
+        raise PluginBroken(f"{target!r} of plugin {plugin_id} resolves to {getattr(obj, '__module__', '?')}."
+                           f"{getattr(obj, '__qualname__', type(obj).__name__)}, which is not the plugin's own code; "
+                           "a plugin may name only functions and classes its own distribution defines")
+    return obj

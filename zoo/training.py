@@ -58,7 +58,7 @@ def train(name: str, *, seed: int = 0, out: str | os.PathLike | None = None, pus
         from . import registry_file
 
         registry_file.check_recordable(path, plugin_id)
-    model, metrics = resolve_target(weights.recipe)(seed=seed)
+    model, metrics = resolve_target(weights.recipe, plugin_id)(seed=seed)
     model.zoo = replace(model.zoo, tag=tag)
     result = Trained(name=name, model=model, metrics=dict(metrics), seed=seed)
     result.record = {"metrics": result.metrics, "recipe": weights.recipe, "seed": seed,
