@@ -266,10 +266,11 @@ def write_markdown(r: dict, path: Path, plot_name: str | None) -> None:
               "of a raw end-to-end load.",
               f"* zoo's additions alone (`zoo_overhead_only`): {_s(p['sides']['zoo_overhead_only']['median'])}, "
               f"**{q['zoo_overhead_only_over_raw'] * 100:.2f}%** of the raw end-to-end load.",
-              f"* One-time verification: the sha256 of the {p['seed']['weights_bytes'] / 1e6:.0f} MB file takes "
-              f"{_s(p['first']['sha256_s'])} here; zoo pays it once per downloaded file and then keeps a marker "
-              "(size, mtime, inode) in ZOO_CACHE_DIR. In a process with an empty ZOO_CACHE_DIR the first pinned load "
-              f"took {_s(p['first']['zoo_pinned_call1'])}, the second {_s(p['first']['zoo_pinned_call2'])}.",
+              f"* Verification: the sha256 of the {p['seed']['weights_bytes'] / 1e6:.0f} MB file takes "
+              f"{_s(p['first']['sha256_s'])} here; zoo pays it on every load, on the one in-memory copy it then loads "
+              "(no marker that an in-place edit could keep valid), overlapped with the model's build in `create`. "
+              f"In a fresh process the first pinned load took {_s(p['first']['zoo_pinned_call1'])}, the second "
+              f"{_s(p['first']['zoo_pinned_call2'])}.",
               "* First pull over the local hub (cold Hub cache, incl. build and verify): "
               f"zoo {_s(p['seed']['zoo_cold_pull_s'])}, "
               f"timm {_s(p['seed']['timm_cold_pull_s'])}. Push: `zoo.push_to_hub` {_s(p['push']['zoo_push_s'])}, "
