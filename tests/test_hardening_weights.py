@@ -88,7 +88,7 @@ def test_in_place_edit_with_mtime_restored_is_never_loaded(hub, repo_id):
 def test_a_pinned_load_reads_the_file_once_and_loads_those_bytes(tmp_path, monkeypatch):
     m, folder = _saved(tmp_path)
     reads = []
-    real_read = weights.read_file
+    real_read = weights.read_file_checked
 
     def read_then_swap(path):
         data = real_read(path)
@@ -97,7 +97,7 @@ def test_a_pinned_load_reads_the_file_once_and_loads_those_bytes(tmp_path, monke
         (folder / "model.safetensors").write_bytes(_other_weights(m))
         return data
 
-    monkeypatch.setattr(weights, "read_file", read_then_swap)
+    monkeypatch.setattr(weights, "read_file_checked", read_then_swap)
     monkeypatch.setattr("safetensors.torch.load_file", lambda *a, **k: pytest.fail("the file was read a second time"))
     loaded = zoo.create(f"local-dir:{folder}", pretrained=True)
     assert len(reads) == 1 and torch.equal(_out(loaded), _out(m))
@@ -153,7 +153,7 @@ def test_a_copy_evicted_by_another_process_is_fetched_again(hub, repo_id, monkey
     commit = zoo.push_to_hub(m, repo_id)
     zoo.create(f"hf-hub:{repo_id}@{commit}", pretrained=True)
     blob = _cached(repo_id, commit, "model.safetensors")
-    real_read, calls = weights.read_file, []
+    real_read, calls = weights.read_file_checked, []
 
     def evicted_first(path):
         calls.append(path)
@@ -163,7 +163,7 @@ def test_a_copy_evicted_by_another_process_is_fetched_again(hub, repo_id, monkey
             assert r.returncode == 0, r.stderr
         return real_read(path)
 
-    monkeypatch.setattr(weights, "read_file", evicted_first)
+    monkeypatch.setattr(weights, "read_file_checked", evicted_first)
     again = zoo.create(f"hf-hub:{repo_id}@{commit}", pretrained=True)
     assert torch.equal(_out(again), _out(m)) and blob.exists() and len(calls) == 2
 
@@ -391,3 +391,26 @@ def test_background_fetch_hands_back_its_result_or_its_error():
 
     with pytest.raises(zoo.WeightsCorrupt, match="bad bytes"):
         _in_background(fails)()
+
+
+def test_a_verified_file_is_not_hashed_again_until_it_changes_even_with_its_mtime_restored(tmp_path, monkeypatch):
+    """The marker names the file's identity with its ctime, which an in-place edit cannot restore."""
+    import hashlib
+    import os
+
+    f = tmp_path / "w.bin"
+    f.write_bytes(b"a" * 1000)
+    digest = hashlib.sha256(f.read_bytes()).hexdigest()
+    calls = []
+    real = hashlib.sha256
+    # count the hashes of the file's bytes (the marker's own name is a sha256 of a short key)
+    monkeypatch.setattr(hashlib, "sha256", lambda *a: (calls.append(1) if a and len(a[0]) == 1000 else None) or real(*a))
+    weights.read_verified(f, digest)
+    weights.read_verified(f, digest)
+    assert len(calls) == 1  # the second load of the unchanged file trusts the marker
+    st = f.stat()
+    with open(f, "r+b") as h:  # in place, same size, then the mtime put back
+        h.write(b"b")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(zoo.WeightsCorrupt):
+        weights.read_verified(f, digest)

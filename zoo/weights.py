@@ -63,8 +63,15 @@ def check_revision(revision: object) -> str:
     return revision
 
 
-def read_file(path: str | os.PathLike) -> tuple[bytearray, tuple[int, int]]:
-    """The whole file, read once into one writable buffer, and the (device, inode) it was read from."""
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    # ctime is set by the kernel on every change to the inode (a write, a utime() that restores mtime, a chmod)
+    # and cannot be set back by a process: an edited file never shows the identity it had when it was hashed
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def read_file_checked(path: str | os.PathLike) -> tuple[bytearray, tuple[int, int], tuple[int, ...] | None]:
+    """The whole file, read once into one writable buffer; the (device, inode) it was read from; and its
+    identity (device, inode, size, mtime, ctime) when the open file did not change while it was read, else None."""
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())
         buf = bytearray(st.st_size)
@@ -76,11 +83,61 @@ def read_file(path: str | os.PathLike) -> tuple[bytearray, tuple[int, int]]:
                 break
             got += n
         view.release()
+        changed = False
         if got < len(buf):  # shrunk while being read: what was read is what gets hashed and loaded
             del buf[got:]
+            changed = True
         elif rest := f.read():  # grew while being read
             buf += rest
-    return buf, (st.st_dev, st.st_ino)
+            changed = True
+        after = os.fstat(f.fileno())
+    stable = not changed and _identity(st) == _identity(after)
+    return buf, (st.st_dev, st.st_ino), (_identity(st) if stable else None)
+
+
+def read_file(path: str | os.PathLike) -> tuple[bytearray, tuple[int, int]]:
+    """The whole file, read once into one writable buffer, and the (device, inode) it was read from."""
+    buf, inode, _ = read_file_checked(path)
+    return buf, inode
+
+
+def _marker_dir() -> Path | None:
+    """``ZOO_CACHE_DIR/verified``, created 0700; None (no markers) if it is not this user's alone."""
+    folder = cache_dir() / "verified"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = folder.stat()
+    except OSError:
+        return None
+    if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        return None
+    return folder
+
+
+def _marker(identity: tuple[int, ...], digest: str) -> Path | None:
+    folder = _marker_dir()
+    if folder is None:
+        return None
+    return folder / hashlib.sha256(repr((identity, digest)).encode()).hexdigest()
+
+
+def _hash_once(data: bytes | bytearray, identity: tuple[int, ...] | None, digest: str | None, hasher) -> str:
+    """``hasher(data)``, unless this exact file state (identity) was already found to hash to ``digest``.
+
+    The marker names the file's identity, ctime included, so it is valid only for the unchanged inode whose
+    bytes were just read (and were read whole, with no change meanwhile); any edit, a restored mtime
+    included, or a swap for another file, makes zoo hash again.
+    """
+    marker = _marker(identity, digest) if identity is not None and digest is not None else None
+    if marker is not None and marker.exists():
+        return digest
+    actual = hasher(data)
+    if marker is not None and actual == digest:
+        try:
+            marker.touch(mode=0o600)
+        except OSError:
+            pass
+    return actual
 
 
 def _git_blob_sha1(data: bytes | bytearray) -> str:
@@ -89,15 +146,17 @@ def _git_blob_sha1(data: bytes | bytearray) -> str:
     return h.hexdigest()
 
 
-def _check_bytes(data: bytes | bytearray, expected: str | None, path: Path, name: str | None) -> str | None:
+def _check_bytes(data: bytes | bytearray, expected: str | None, path: Path, name: str | None,
+                 identity: tuple[int, ...] | None = None) -> str | None:
     """Raise ``WeightsCorrupt`` unless ``data`` is what the file should hold; return its sha256 if computed.
 
     With ``expected`` (a pinned sha256), that is the test. Without it, a file in the Hub cache is held to
     the id the Hub gave it for its commit: the blob's own name, a sha256 (LFS) or a git blob sha1.
     """
     what = name or str(path)
+    sha256 = lambda d: hashlib.sha256(d).hexdigest()  # noqa: E731
     if expected is not None:
-        actual = hashlib.sha256(data).hexdigest()
+        actual = _hash_once(data, identity, expected, sha256)
         if actual != expected:
             raise WeightsCorrupt(f"{what}: sha256 is {actual}, expected {expected}. The file is truncated or altered; "
                                  f"it was not loaded.")
@@ -106,9 +165,9 @@ def _check_bytes(data: bytes | bytearray, expected: str | None, path: Path, name
     if blob.parent.name != "blobs":
         return None  # not a Hub cache blob (a local folder, or a cache without symlinks): nothing to hold it to
     if SHA256_RE.fullmatch(blob.name):
-        actual = hashlib.sha256(data).hexdigest()
+        actual = _hash_once(data, identity, blob.name, sha256)
     elif COMMIT_RE.fullmatch(blob.name):
-        actual = _git_blob_sha1(data)
+        actual = _hash_once(data, identity, blob.name, _git_blob_sha1)
     else:
         return None
     if actual != blob.name:
@@ -122,8 +181,8 @@ def read_verified(path: str | os.PathLike, expected: str | None, *, name: str | 
 
     Raises ``WeightsCorrupt`` on a mismatch, ``FileNotFoundError`` if the file is gone.
     """
-    data, _ = read_file(path)
-    _check_bytes(data, expected, Path(path), name)
+    data, _, identity = read_file_checked(path)
+    _check_bytes(data, expected, Path(path), name, identity)
     return data
 
 
@@ -253,7 +312,7 @@ def fetch(repo: str, revision: str, files: dict[str, str | None]) -> Fetched:
         label = f"{repo}/{name}@{commit}"
         for attempt in (1, 2):
             try:
-                content, inode = read_file(path)
+                content, inode, identity = read_file_checked(path)
             except FileNotFoundError as exc:
                 # another process evicted a corrupt copy between the lookup and the read: fetch it again, once
                 if attempt == 2 or _offline():
@@ -263,7 +322,7 @@ def fetch(repo: str, revision: str, files: dict[str, str | None]) -> Fetched:
                 path = _download(repo, name, commit, force=True)
                 continue
             try:
-                _check_bytes(content, digest, Path(path), label)
+                _check_bytes(content, digest, Path(path), label, identity)
             except WeightsCorrupt:
                 evict(path, only=inode)
                 if attempt == 2 or (attempt == 1 and not from_cache) or _offline():
