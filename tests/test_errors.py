@@ -124,3 +124,12 @@ def test_cli_keeps_the_traceback_of_other_errors():
     # a negative width is the builder's (torch's) error, not zoo's: it must reach the user whole
     with pytest.raises(RuntimeError, match="negative dimension"):
         main(["create", "fixture_mlp", "--set", "hidden=-1"])
+
+
+def test_eval_out_on_a_task_without_figures_is_one_clear_line(capsys):
+    """`zoo eval NAME --out DIR` on a task that writes no figures: a zoo error naming the tasks that do."""
+    from zoo.cli import main
+
+    assert main(["eval", "fixture_mlp", "--steps", "1", "--out", "figs"]) == 2
+    err = capsys.readouterr().err
+    assert "digits_classify writes no figures" in err and "image_fit" in err and "Traceback" not in err

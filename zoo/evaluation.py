@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from . import registry
-from .errors import TaskNotFound
+from .errors import TaskNotFound, ZooError
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,23 @@ def evaluate(model_or_name: Any, task: str | None = None, *, budget_s: float | N
         def rebuild(**overrides: Any):
             return create(prov.name, **{**dict(prov.model_args), **overrides})
         kwargs.setdefault("rebuild", rebuild)
+    if kwargs.get("out_dir") is not None and "out_dir" not in params:
+        raise ZooError(f"task {task} writes no figures, so it takes no out_dir (--out); tasks that do: "
+                       f"{', '.join(_tasks_with_figures()) or 'none installed'}")
     if progress and takes("progress"):
         kwargs["progress"] = True  # progress bars only where the task draws them, and only when asked
     return fn(model, budget_s=budget_s, steps=steps, seed=seed, **kwargs)
+
+
+def _tasks_with_figures() -> list[str]:
+    """Installed tasks whose evaluate takes ``out_dir``."""
+    from .factory import resolve_target
+
+    out = []
+    for name, (spec, _plugin) in sorted(registry.catalog().tasks.items()):
+        try:
+            if "out_dir" in inspect.signature(resolve_target(spec.evaluate)).parameters:
+                out.append(name)
+        except Exception:  # noqa: BLE001 - a task that fails to import is simply not listed here
+            continue
+    return out
