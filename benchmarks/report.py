@@ -336,6 +336,22 @@ def write_markdown(r: dict, path: Path, plot_name: str | None) -> None:
                          lambda d: "-" if d is None else f"{d.get('answer')}, {_s(d.get('seconds', float('nan')))}, "
                          f"{d.get('peak_rss_mb', float('nan')):.0f} MB"))
         L.append("")
+    if "weights" in r:
+        w = r["weights"]
+        ls, sw = w["load_s"], w["swap"]
+        L += ["## 7. Verified loads, old and new (issue 12)", "",
+              f"`.venv/bin/python benchmarks/bench_weights.py`, measured {w.get('section_date', '')}: \"old\" is "
+              f"`zoo/weights.py` at {w['old_rev']} (hash, then a size/mtime/inode marker, then safetensors reads the "
+              "file again), \"new\" the installed one (one read; hashed unless its device/inode/size/mtime/ctime "
+              "identity was verified before; loaded from those bytes; dtype and finiteness checked). Same process, "
+              "interleaved.", "",
+              f"* Cached, verified load of a {w['file_mb']:.0f} MB ResNet-50 state dict into a built model (median of "
+              f"{w['reps']}): old {_s(ls['old']['median'])}, new {_s(ls['new']['median'])}, raw safetensors "
+              f"{_s(ls['raw']['median'])}; new / raw = **{w['new_over_raw']:.2f}**.",
+              f"* {w['swap_loads']} loads while another process swaps the file between the verified weights and other "
+              f"valid weights: old loaded OTHER weights {sw['old']['other_weights']} times (verified "
+              f"{sw['old']['verified']}, refused {sw['old']['refused']}); new **{sw['new']['other_weights']}** times "
+              f"(verified {sw['new']['verified']}, refused {sw['new']['refused']}).", ""]
     L += ["## Reproduce", "", "```", "cd /work/main && .venv/bin/python benchmarks/run.py", "```", "",
           "Raw samples: `results.json`, written next to this file by `run.py` (not tracked).", ""]
     # the side-by-side sections written by benchmarks/peers/*.py are kept as they are

@@ -32,22 +32,25 @@ import bench_hub_limits  # noqa: E402
 import bench_pretrained  # noqa: E402
 import bench_scale  # noqa: E402
 import bench_startup  # noqa: E402
+import bench_weights  # noqa: E402
 import report  # noqa: E402
 from common import BENCH, CountingHub, load_average  # noqa: E402
 
 log = logging.getLogger("bench")
 
-SECTIONS = ("startup", "scale", "create", "pretrained", "hub", "hub_limits")
+SECTIONS = ("startup", "scale", "create", "pretrained", "hub", "hub_limits", "weights")
 FULL = {"startup": dict(rounds=16, timm_rounds=4),
         "scale": dict(cold_rounds=4, warm_rounds=9, discovery_rounds=2, discovery_reps=8),
         "create": dict(reps=30, warmup=2), "pretrained": dict(reps=10, warmup=1, offline_reps=2),
         "hub": dict(reps=3, push_reps=2, small_seconds=3.0),
-        "hub_limits": dict(files=16000, paths=20000)}
+        "hub_limits": dict(files=16000, paths=20000),
+        "weights": dict(reps=10, swap_loads=300)}
 QUICK = {"startup": dict(rounds=3, timm_rounds=1),
          "scale": dict(cold_rounds=1, warm_rounds=1, discovery_rounds=1, discovery_reps=2),
          "create": dict(reps=3, warmup=1), "pretrained": dict(reps=1, warmup=0, offline_reps=1),
          "hub": dict(reps=1, push_reps=1, small_seconds=1.0),
-         "hub_limits": dict(files=2000, paths=2000, only="burst,listing")}
+         "hub_limits": dict(files=2000, paths=2000, only="burst,listing"),
+         "weights": dict(reps=2, swap_loads=30)}
 
 
 def _versions() -> dict[str, str]:
@@ -119,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
                 results[name] = bench_hub.run(work, hub, **params[name])
             elif name == "hub_limits":
                 results[name] = bench_hub_limits.run(work, **params[name])
+            elif name == "weights":
+                results[name] = bench_weights.run(work, **params[name])
             results[name]["section_wall_s"] = time.perf_counter() - t0
             results[name]["section_date"] = results["meta"]["date"]
             log.info("section %s: %.0f s", name, results[name]["section_wall_s"])
