@@ -133,3 +133,9 @@ def test_eval_out_on_a_task_without_figures_is_one_clear_line(capsys):
     assert main(["eval", "fixture_mlp", "--steps", "1", "--out", "figs"]) == 2
     err = capsys.readouterr().err
     assert "digits_classify writes no figures" in err and "image_fit" in err and "Traceback" not in err
+
+
+def test_a_plugin_id_where_a_model_is_expected_is_not_called_uninstalled():
+    """`zoo info mrl`: mrl is an installed plugin, not a model; the error says so and lists its models."""
+    with pytest.raises(zoo.ModelNotFound, match=r"'mrl' is a plugin \(zoo-mrl .*\), not a model; its models: .*mrl_digits_cnn"):
+        zoo.info("mrl")

@@ -129,6 +129,10 @@ def _not_found(name: str, arch: str) -> Exception:
             if (status.error or "").startswith("PluginCollision"):  # the name is contested: say by whom
                 return PluginCollision(f"{name!r} cannot be used: {status.error.partition(': ')[2]}")
             return PluginBroken(f"{name!r} comes from plugin {status.id} ({status.dist}), which is broken: {status.error}")
+    plugin = cat.statuses.get(arch)
+    if plugin is not None and plugin.state == "ok":  # a plugin id, not a model name
+        models = ", ".join(plugin.models) or "none"
+        return ModelNotFound(f"{name!r} is a plugin ({plugin.dist} {plugin.version}), not a model; its models: {models}")
     entry = _known_papers().get(arch)
     if entry is not None and entry.get("distribution"):
         status = cat.statuses.get(entry["id"])
