@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 import zoo
+from zoo import registry_file
 from zoo.claims import Check, interval95, run_claim
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,3 +99,15 @@ def test_run_claim_rejects_a_row_that_returns_text():
     claim = Claim(plugin="x", claim="c", rows=[Row("a", lambda seed, quick: {"m": "high"})], checks=[Check("a", "m")])
     with pytest.raises(TypeError, match="non-numeric"):
         run_claim(claim)
+
+
+def test_plugin_readme_section_is_made_from_the_record():
+    record = {"verdict": "inconclusive", "date": "2026-12-01", "seeds": [0, 1, 2], "seconds": 12.0,
+              "checks": [{"check": "acc: a - b >= 0", "mean": 0.01, "ci95": [-0.02, 0.04], "verdict": "inconclusive"}],
+              "rows": {"a": {"acc": {"mean": 0.9, "ci95": [0.88, 0.92]}, "loss": {"mean": 1.0, "ci95": [1, 1]}},
+                       "b": {"acc": {"mean": 0.89, "ci95": [0.87, 0.91]}}}}
+    block = registry_file.reproduction_block(record)
+    assert "**inconclusive**" in block and "| `acc: a - b >= 0` | 0.01 | [-0.02, 0.04] | inconclusive |" in block
+    assert "| a | 0.9 ± 0.02 |" in block and "loss" not in block  # only the metrics the checks use
+    legacy = registry_file.reproduction_block({"passed": True, "date": "2026-11-29", "summary": "s"})
+    assert "Not yet rerun on the claims harness" in legacy and "(passed)" in legacy

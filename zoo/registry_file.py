@@ -196,13 +196,82 @@ def readme_with_table(readme: str, data: dict[str, Any]) -> str:
     return _replace_between(readme, "<!-- tasks:start -->", "<!-- tasks:end -->", task_table())
 
 
+REPRO_START, REPRO_END = "<!-- reproduction:start -->", "<!-- reproduction:end -->"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}" if abs(x) != float("inf") else ("inf" if x > 0 else "-inf")
+
+
+def reproduction_block(repro: dict[str, Any] | None) -> str:
+    """A plugin README's section on its latest reproduction, made from its registry.yaml record."""
+    head = "### Latest reproduction (generated from registry.yaml by `zoo registry build`)\n\n"
+    if not repro:
+        return head + "Not run yet: `zoo reproduce <id>`.\n"
+    if "verdict" not in repro:
+        legacy = "passed" if repro.get("passed") else "failed"
+        return head + (f"Not yet rerun on the claims harness. The last record is one run from {repro.get('date')} "
+                       f"under the earlier pass/fail rule ({legacy}): {repro.get('summary', '')}\n")
+    seeds = repro.get("seeds", [])
+    lines = [head + f"**{repro['verdict']}** ({repro.get('date')}, {len(seeds)} seeds {seeds}, "
+             f"{repro.get('seconds', 0):.0f} s wall). Each check compares per-seed values (paired by seed) and is "
+             "decided by its 95% interval against the margin fixed before the run.", "",
+             "| check | mean | 95% interval | verdict |", "|---|---|---|---|"]
+    for c in repro.get("checks", []):
+        lo, hi = c["ci95"]
+        lines.append(f"| `{c['check']}` | {_fmt(c['mean'])} | [{_fmt(lo)}, {_fmt(hi)}] | {c['verdict']} |")
+    statements = " ".join(c["check"] for c in repro.get("checks", []))
+    rows = repro.get("rows", {})
+    metrics = sorted({m for ms in rows.values() for m in ms if m in statements})
+    if metrics:
+        lines += ["", "Rows, mean ± 95% half-interval over the seeds, for the metrics the checks use:", "",
+                  "| row | " + " | ".join(metrics) + " |", "|---|" + "---|" * len(metrics)]
+        for row, ms in rows.items():
+            cells = []
+            for m in metrics:
+                s = ms.get(m)
+                if s is None:
+                    cells.append("")
+                    continue
+                lo, hi = s["ci95"]
+                half = (hi - lo) / 2 if abs(lo) != float("inf") else None
+                cells.append(_fmt(s["mean"]) + (f" ± {_fmt(half)}" if half else ""))
+            lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    if repro.get("notes"):
+        lines += ["", f"Notes: {repro['notes']}"]
+    return "\n".join(lines) + "\n"
+
+
+def plugin_readmes(root: Path, data: dict[str, Any]) -> dict[Path, tuple[str, str]]:
+    """Each plugin README (path -> (current, with its reproduction section regenerated))."""
+    out = {}
+    for paper in data["papers"]:
+        folder = paper.get("path")
+        readme = root / folder / "README.md" if folder else None
+        if readme is None or not readme.exists():
+            continue
+        text = readme.read_text(encoding="utf-8")
+        body = reproduction_block(paper.get("reproduction"))
+        if REPRO_START in text and REPRO_END in text:
+            new = _replace_between(text, REPRO_START, REPRO_END, body)
+        else:
+            new = text.rstrip("\n") + f"\n\n{REPRO_START}\n{body}{REPRO_END}\n"
+        out[readme] = (text, new)
+    return out
+
+
 def sync_readme(path: str | os.PathLike, data: dict[str, Any]) -> None:
-    readme = Path(path).resolve().parent / "README.md"
+    """Regenerate the README's plugin and task tables and each plugin README's reproduction section."""
+    root = Path(path).resolve().parent
+    readme = root / "README.md"
     if readme.exists():
         text = readme.read_text(encoding="utf-8")
         new = readme_with_table(text, data)
         if new != text:
             readme.write_text(new, encoding="utf-8")
+    for plugin_readme, (text, new) in plugin_readmes(root, data).items():
+        if new != text:
+            atomic_write_text(plugin_readme, new)
 
 
 def check(path: str | os.PathLike = "registry.yaml") -> list[str]:
@@ -222,6 +291,9 @@ def check(path: str | os.PathLike = "registry.yaml") -> list[str]:
         text = readme.read_text(encoding="utf-8")
         diff += list(difflib.unified_diff(text.splitlines(), readme_with_table(text, data).splitlines(),
                                           "README.md", "fresh plugin table", lineterm="", n=0))[:30]
+    for plugin_readme, (text, new) in plugin_readmes(path.resolve().parent, data).items():
+        diff += list(difflib.unified_diff(text.splitlines(), new.splitlines(), str(plugin_readme),
+                                          "fresh reproduction section", lineterm="", n=0))[:10]
     return diff
 
 
