@@ -349,10 +349,20 @@ def test_the_catalog_tells_whether_a_resolved_target_is_the_plugins_own(tmp_path
 
 
 def test_a_target_resolving_outside_the_plugin_is_refused_at_resolution():
-    """Discovery checks the module a target names; resolution checks the object: ``pkg.mod:torch.nn.Linear``
-    names the plugin's module but reaches torch's class."""
+    """Discovery checks the module a target names; resolution checks the object: ``pkg.mod:torch.nn.init.math.exp``
+    names the plugin's module but reaches the standard library."""
     from zoo import PluginBroken, registry
 
     assert callable(registry.resolve_target("zoo_fixture.model:mlp", "fixture"))
-    with pytest.raises(PluginBroken, match="not the plugin's own code"):
-        registry.resolve_target("zoo_fixture.model:torch.nn.Linear", "fixture")
+    for reach in ("zoo_fixture.model:torch.nn.init.warnings.warn", "zoo_fixture.model:torch.nn.init.math.exp"):
+        with pytest.raises(PluginBroken, match="not a plugin's code"):
+            registry.resolve_target(reach, "fixture")
+    import zoo_fixture.model
+    from zoo.cli import main
+
+    zoo_fixture.model.cli_main = main  # a core function reached through the plugin's own module
+    try:
+        with pytest.raises(PluginBroken, match="not a plugin's code"):
+            registry.resolve_target("zoo_fixture.model:cli_main", "fixture")
+    finally:
+        del zoo_fixture.model.cli_main

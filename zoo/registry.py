@@ -266,18 +266,24 @@ def claim(plugin_id: str) -> ClaimSpec:
 def resolve_target(target: str, plugin_id: str | None = None) -> object:
     """Import ``"module:attr"`` (only ever called on strings from registered specs) and return the object.
 
-    With ``plugin_id``, the object must be defined in that plugin's own packages: discovery checks the
-    module a target names, and this catches an attribute path that reaches an object imported there from
-    elsewhere (``"pkg.mod:os.system"``).
+    With ``plugin_id``, the object must not be the core's or the standard library's: discovery checks the
+    module a target names, and this catches an attribute path that reaches further (``"pkg.mod:os.system"``,
+    ``"pkg.mod:zoo.cli.main"``). A function a plugin imports from a distribution it depends on (a shared
+    builder from zoo-nn, say) is allowed: plugins are trusted code (SECURITY.md), this only keeps a name
+    from pointing at code that was never a model.
     """
     import importlib
+    import sys
 
     module, _, attr = target.partition(":")
     obj: object = importlib.import_module(module)
     for part in attr.split("."):
         obj = getattr(obj, part)
-    if plugin_id is not None and not catalog().owns(plugin_id, obj):
-        raise PluginBroken(f"{target!r} of plugin {plugin_id} resolves to {getattr(obj, '__module__', '?')}."
-                           f"{getattr(obj, '__qualname__', type(obj).__name__)}, which is not the plugin's own code; "
-                           "a plugin may name only functions and classes its own distribution defines")
+    if plugin_id is not None:
+        home = getattr(obj, "__module__", None)
+        top = home.split(".", 1)[0] if isinstance(home, str) else None
+        if top is None or top in sys.stdlib_module_names or top == "builtins" or (top == "zoo" and plugin_id != "core"):
+            raise PluginBroken(f"{target!r} of plugin {plugin_id} resolves to {home or '?'}."
+                               f"{getattr(obj, '__qualname__', type(obj).__name__)}, which is not a plugin's code; "
+                               "a plugin may name only functions and classes of its own (or of a plugin library it uses)")
     return obj
