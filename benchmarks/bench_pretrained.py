@@ -119,7 +119,7 @@ def _sides(weights_path: str, commit: str, files: dict[str, str]) -> dict:
         # finiteness, key, shape and tied-weight checks; the tensor copy into the model (the raw load's own work)
         # is a no-op here
         with mock.patch.object(built, "load_state_dict", lambda *a, **k: None):
-            weights.load_into(built, weights.fetch(REPO, commit, files).data)
+            weights.load_into(built, weights.fetch(REPO, commit, files).data["model.safetensors"])
 
     return {
         "zoo_pinned": lambda: zoo.create("bench_resnet50_pinned", pretrained=True),
@@ -128,7 +128,7 @@ def _sides(weights_path: str, commit: str, files: dict[str, str]) -> dict:
         "timm_hub": lambda: timm.create_model(f"hf-hub:{TIMM_REPO}", pretrained=True),
         # zoo's own steps in create(pretrained=True) for a pinned tag, on a model already built
         "zoo_fetch": lambda: weights.fetch(REPO, commit, files),
-        "zoo_load_into": lambda: weights.load_into(built, verified.data),
+        "zoo_load_into": lambda: weights.load_into(built, verified.data["model.safetensors"]),
         "raw_load_only": raw_load_only,
         "zoo_overhead_only": zoo_overhead_only,
     }
