@@ -1,6 +1,6 @@
 """The local hub's resource limits, old and new side by side (issue 12).
 
-    .venv/bin/python benchmarks/bench_hub_limits.py [--old-rev 6c81dfe] [--files 16000] [--paths 20000] [--json OUT]
+    .venv/bin/python benchmarks/bench_hub_limits.py [--old-rev 987044d] [--files 16000] [--paths 20000] [--json OUT]
 
 "new" is ``zoo.hubserver`` as installed; "old" is ``zoo/hubserver`` at ``--old-rev`` (``git show``, copied
 into a temp package). Each side is a server in its own child process on 127.0.0.1; this process is the
@@ -214,7 +214,7 @@ def side(name: str, pkg: str, path: Path, work: Path, args) -> dict:
     return res
 
 
-OLD_REV = "6c81dfe"  # the hub before the issue-12 limits
+OLD_REV = "987044d"  # the hub before the issue-12 limits (its server class already in server.py; same logic as 6c81dfe)
 
 
 def run(work: Path, old_rev: str = OLD_REV, files: int = 16000, paths: int = 20000, only: str | None = None) -> dict:
