@@ -139,3 +139,19 @@ def test_a_plugin_id_where_a_model_is_expected_is_not_called_uninstalled():
     """`zoo info mrl`: mrl is an installed plugin, not a model; the error says so and lists its models."""
     with pytest.raises(zoo.ModelNotFound, match=r"'mrl' is a plugin \(zoo-mrl .*\), not a model; its models: .*mrl_digits_cnn"):
         zoo.info("mrl")
+
+
+def test_reproduce_records_only_when_asked(tmp_path, monkeypatch, capsys):
+    """`zoo reproduce` prints; writing registry.yaml is the explicit --record (and never for --quick)."""
+    from zoo.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "registry.yaml").write_text("version: 1\npapers: []\n")
+    assert main(["reproduce", "fixture", "--quick"]) == 0
+    assert "add --record" in capsys.readouterr().out
+    assert (tmp_path / "registry.yaml").read_text() == "version: 1\npapers: []\n"
+    assert main(["reproduce", "fixture", "--quick", "--record"]) == 2
+    assert "never recorded" in capsys.readouterr().err
+    (tmp_path / "registry.yaml").unlink()
+    assert main(["reproduce", "fixture", "--record", "--seeds", "0"]) == 2
+    assert "no registry.yaml here" in capsys.readouterr().err

@@ -133,17 +133,18 @@ def _registry_file(path: str | None) -> Path | None:
 def cmd_reproduce(a: argparse.Namespace) -> int:
     from .claims import reproduce
 
-    target = _registry_file(a.registry)
-    record = None if (a.quick or a.no_record) else target
-    result = reproduce(a.id, quick=a.quick, seeds=a.seeds, record=record, progress=a.verbose)
+    target = None
+    if a.record:  # an explicit step: a checkout's registry.yaml (and its READMEs) change only when asked
+        if a.quick:
+            raise ZooError("a --quick run is a smoke test: it is never recorded (drop --quick or --record)")
+        target = _registry_file(a.registry)
+        if target is None:
+            raise ZooError(f"--record: no {a.registry or 'registry.yaml'} here; run from a zoo checkout's root or "
+                           "pass --registry PATH")
+    result = reproduce(a.id, quick=a.quick, seeds=a.seeds, record=target, progress=a.verbose)
     print(result.render())
     print(f"\n{result.seconds:.0f} s wall, {result.cpu_seconds:.0f} s CPU in this process")
-    if a.quick or a.no_record:
-        print("\n(not recorded: --quick or --no-record)")
-    elif target is None:
-        print("\n(not recorded: no registry.yaml here; run from the repository root or pass --registry)")
-    else:
-        print(f"\nrecorded in {target}")
+    print(f"\nrecorded in {target}" if target is not None else "\n(not recorded: add --record to write registry.yaml)")
     return 0
 
 
@@ -254,11 +255,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(fn=cmd_eval)
 
-    s = sub.add_parser("reproduce", help="measure a plugin's paper claim and record the outcome")
+    s = sub.add_parser("reproduce", help="measure a plugin's paper claim (--record writes it to registry.yaml)")
     s.add_argument("id", help="plugin id (see `zoo plugins`)")
     s.add_argument("--quick", action="store_true", help="a few seconds, for smoke tests (not recorded)")
     s.add_argument("--seeds", type=lambda v: [int(x) for x in v.split(",")], help="override the claim's seeds, e.g. 0,1,2,3,4")
-    s.add_argument("--no-record", action="store_true", help="print the result without writing registry.yaml")
+    s.add_argument("--record", action="store_true",
+                   help="write the result to registry.yaml and regenerate the READMEs' tables (a checkout's)")
     s.add_argument("--registry", help="registry.yaml to record in (default ./registry.yaml)")
     s.set_defaults(fn=cmd_reproduce)
 
