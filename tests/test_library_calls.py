@@ -62,7 +62,10 @@ def test_reproduce_of_a_plugin_without_claim_names_it():
 def _registry_copy(tmp_path: Path) -> Path:
     shutil.copy(ROOT / "registry.yaml", tmp_path / "registry.yaml")
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
-    (tmp_path / "plugins").symlink_to(ROOT / "plugins")  # build() maps papers to plugin folders next to the file
+    # build() maps papers to plugin folders next to the file, and rewrites their READMEs: copies, never the checkout's
+    top = ROOT / "plugins"
+    shutil.copytree(top, tmp_path / "plugins", ignore=lambda folder, names: [] if Path(folder) == top else
+                    [n for n in names if n not in ("pyproject.toml", "README.md")])
     return tmp_path / "registry.yaml"
 
 
