@@ -74,7 +74,7 @@ def main() -> int:
         zoo_cmd("plugins", env=env)
         zoo_cmd("list", "--pretrained", env=env)
         for tag in TAGS:
-            zoo_cmd("train", tag, "--push", "--no-record", env=env)
+            zoo_cmd("train", tag, "--push", env=env)
         for tag in TAGS:  # pull once through the hub: resolves main to the pushed commit and fills the cache
             zoo_cmd("create", tag, env=env)
     finally:

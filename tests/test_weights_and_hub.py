@@ -259,7 +259,7 @@ def test_corrupt_cache_online_is_repaired(hub, repo_id):
 def test_registry_tag_resolves_through_hub(hub):
     from zoo.cli import main
 
-    assert main(["train", "fixture_mlp.digits", "--push", "--no-record"]) == 0
+    assert main(["train", "fixture_mlp.digits", "--push"]) == 0
     m = zoo.create("fixture_mlp.digits")
     assert m.zoo.pretrained and m.zoo.tag == "digits" and m.zoo.repo == "zoo-fixture/fixture-mlp"
     assert m.zoo.id == "fixture_mlp.digits" and len(m.zoo.commit) == 40

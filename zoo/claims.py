@@ -283,9 +283,10 @@ def run_claim(claim: Claim, *, quick: bool = False, seeds: Sequence[int] | None 
     """Run every row of ``claim`` for every seed and decide its verdict.
 
     ``quick=True`` uses the quick seeds, steps and arguments (a smoke run: its verdict is
-    reported but means nothing). ``seeds`` overrides the claim's seeds.
+    reported but means nothing). ``seeds`` overrides the claim's seeds. ``progress=True`` prints one
+    line per row and seed on stderr (the CLI does unless ``--quiet``).
     """
-    from .task import torch_threads
+    from .task import status, torch_threads
 
     seeds = list(seeds if seeds is not None else (claim.quick_seeds if quick else claim.seeds))
     steps = claim.quick_steps if quick and claim.quick_steps is not None else claim.steps
@@ -294,6 +295,7 @@ def run_claim(claim: Claim, *, quick: bool = False, seeds: Sequence[int] | None 
     timing = {r.label: [0.0, 0.0] for r in claim.rows}
     t0, c0 = time.perf_counter(), time.process_time()
     threads = torch_threads(claim.threads) if claim.threads else _nothing()
+    done, total = 0, len(seeds) * len(claim.rows)
     with threads:
         for seed in seeds:
             for row in claim.rows:
@@ -304,8 +306,10 @@ def run_claim(claim: Claim, *, quick: bool = False, seeds: Sequence[int] | None 
                 timing[row.label][1] += time.process_time() - c
                 for k, v in metrics.items():
                     per_seed[row.label].setdefault(k, []).append(v)
-                if progress:
-                    log.info("%s: seed %d row %s done (%.1f s)", claim.plugin, seed, row.label, time.perf_counter() - w)
+                done += 1
+                spent = time.perf_counter() - t0
+                status(f"reproduce {claim.plugin}: [{done}/{total}] seed {seed}, {row.label}: "
+                       f"{time.perf_counter() - w:.1f} s (about {spent / done * (total - done):.0f} s left)", force=progress)
     for label, metrics in per_seed.items():
         uneven = {k: len(v) for k, v in metrics.items() if len(v) != len(seeds)}
         if uneven:

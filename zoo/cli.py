@@ -25,19 +25,24 @@ def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, sort_keys=False, default=str))
 
 
-def _kv(pairs: list[str]) -> dict[str, Any]:
+def _kv(pairs: list[str], option: str = "--set") -> dict[str, Any]:
     import json
 
     out = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--set expects KEY=VALUE, got {pair!r}")
+        if not sep or not key:
+            raise ZooError(f"{option} expects KEY=VALUE (a JSON value, or a plain string), got {pair!r}")
         try:
             out[key] = json.loads(value)
         except ValueError:
             out[key] = value
     return out
+
+
+def _progress(a: Any) -> bool:
+    """Progress bars: on a terminal, unless --quiet."""
+    return not getattr(a, "quiet", False) and sys.stderr.isatty()
 
 
 def cmd_list(a: argparse.Namespace) -> int:
@@ -65,13 +70,30 @@ def cmd_info(a: argparse.Namespace) -> int:
         year = f" ({p['year']})" if p["year"] else ""
         print(f"paper:    {p['title']}{year}" + (f" arXiv:{p['arxiv']}" if p["arxiv"] else ""))
     print(f"task:     {data['task']}")
-    print(f"builder:  {data['builder']}  defaults {data['defaults']}")
+    print(f"builder:  {data['builder']}" + (f"  (registered defaults {data['defaults']})" if data["defaults"] else ""))
+    if data["arguments"] is not None:
+        for arg in data["arguments"]:
+            kind = f": {arg['annotation']}" if arg["annotation"] else ""
+            default = f" = {arg['default']}" if arg["default"] is not None else "  (required)"
+            print(f"  {arg['name']}{kind}{default}")
+        print(f"  set any of them with `zoo create {data['name']} --set NAME=VALUE` or zoo.create({data['name']!r}, NAME=VALUE)")
     print(f"license:  {data['license']}")
     if data["description"]:
         print(f"about:    {data['description']}")
     for tag, w in data["weights"].items():
         pin = f"pinned {w['revision'][:12]}" if w["pinned"] else f"unpinned ({w['revision']})"
-        print(f"weights:  {data['name']}.{tag}  {w['repo']}  {pin}  source={w['source']}  recipe={w['recipe']}")
+        if w["shipped"] is not None:
+            where = f"ships in the plugin ({w['shipped'] / 1e6:.2f} MB, sha256 {w['files']['model.safetensors'][:12]}): loads offline"
+        elif w["recipe"]:
+            where = f"Hub only ({w['repo']}, {pin}); to make it here: zoo train {data['name']}.{tag} --out DIR"
+        else:
+            where = f"Hub only ({w['repo']}, {pin}), source={w['source']}"
+        print(f"weights:  {data['name']}.{tag}  {where}")
+    if data["claim"] is not None:
+        c = data["claim"]
+        print(f"claim:    {c['claim']}")
+        print(f"          measure it: {c['command']}  (its declared budget: {c['budget_s']:.0f} s per row and seed on "
+              f"one CPU thread; --quick: a smoke test in seconds)")
     return 0
 
 
@@ -106,11 +128,11 @@ def cmd_create(a: argparse.Namespace) -> int:
 def cmd_eval(a: argparse.Namespace) -> int:
     from .evaluation import evaluate
 
-    kwargs = _kv(a.set)
+    kwargs = _kv(a.task_arg, "--task-arg")
     if a.out:
         kwargs["out_dir"] = a.out
     result = evaluate(a.name, task=a.task, steps=a.steps, budget_s=a.budget, seed=a.seed,
-                      pretrained=a.pretrained, progress=sys.stderr.isatty(), **kwargs)
+                      pretrained=a.pretrained, progress=_progress(a), model_args=_kv(a.set), **kwargs)
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun, rank 0 reports
         return 0
     if a.json:
@@ -141,7 +163,7 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
         if target is None:
             raise ZooError(f"--record: no {a.registry or 'registry.yaml'} here; run from a zoo checkout's root or "
                            "pass --registry PATH")
-    result = reproduce(a.id, quick=a.quick, seeds=a.seeds, record=target, progress=a.verbose)
+    result = reproduce(a.id, quick=a.quick, seeds=a.seeds, record=target)
     print(result.render())
     print(f"\n{result.seconds:.0f} s wall, {result.cpu_seconds:.0f} s CPU in this process")
     print(f"\nrecorded in {target}" if target is not None else "\n(not recorded: add --record to write registry.yaml)")
@@ -151,13 +173,20 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
 def cmd_train(a: argparse.Namespace) -> int:
     from .training import train
 
-    target = None if a.no_record else _registry_file(a.registry)
+    target = None
+    if a.record:  # an explicit step, as for `zoo reproduce --record`
+        target = _registry_file(a.registry)
+        if target is None:
+            raise ZooError(f"--record: no {a.registry or 'registry.yaml'} here; run from a zoo checkout's root or "
+                           "pass --registry PATH")
     result = train(a.name, seed=a.seed, out=a.out, push=a.push, record=target)
-    _print_json({"model": a.name, "metrics": result.metrics})
+    _print_json({"model": a.name, "metrics": result.metrics, "files": result.files})
     if result.folder is not None:
         print(f"saved to {result.folder}")
     if result.commit is not None:
         print(f"pushed to {result.repo}@{result.commit} ({os.environ.get('HF_ENDPOINT', 'https://huggingface.co')})")
+        pins = ", ".join(f'"{k}": "{v}"' for k, v in result.files.items())
+        print(f'pin it: WeightsSpec(repo="{result.repo}", revision="{result.commit}", files={{{pins}}}, ...)')
     if target is not None:
         print(f"recorded in {target}")
     return 0
@@ -192,6 +221,23 @@ def cmd_hub_serve(a: argparse.Namespace) -> int:
     return serve(a)
 
 
+def cmd_hub_publish(a: argparse.Namespace) -> int:
+    from .factory import publish
+
+    done = publish(a.org, a.names or None)
+    if a.json:
+        _print_json(done)
+        return 0
+    from huggingface_hub import constants
+
+    for d in done:
+        print(f"{d['name']}: {d['repo']}@{d['commit']}")
+    print(f"\npublished {len(done)} snapshot(s) to {constants.ENDPOINT}. To pin a tag to its Hub commit, add "
+          f'revision="<commit>" (and repo= if --org changed it) to its WeightsSpec.' if done else
+          "no installed tag ships a snapshot")
+    return 0
+
+
 def cmd_registry(a: argparse.Namespace) -> int:
     from . import registry_file
 
@@ -218,6 +264,8 @@ def parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="zoo", description="A plugin-based model zoo for representation learning.")
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress lines or bars (bars are drawn only on a terminal; lines go to stderr)")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("list", help="list models (no torch import)")
@@ -250,8 +298,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--budget", type=float, help="seconds of training per model")
     s.add_argument("--seed", type=int, default=0, help="seed of the data split, initialisation and batches (default 0)")
     s.add_argument("--pretrained", action="store_true", default=None, help="load weights (default: tags, hf-hub:, local-dir:)")
-    s.add_argument("--out", help="folder for figures the task writes (PNG)")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="task argument (JSON value)")
+    s.add_argument("--out", help="folder for figures the task writes (PNG; tasks that draw them, e.g. image_fit)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="builder argument, as in `zoo create` (JSON value; `zoo info NAME` lists them)")
+    s.add_argument("--task-arg", action="append", metavar="KEY=VALUE",
+                   help="task option (JSON value), e.g. mode=inpaint for image_fit; the task's describe() lists them")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(fn=cmd_eval)
 
@@ -269,7 +320,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0, help="seed passed to the recipe (default 0)")
     s.add_argument("--out", help="save the weights to this folder")
     s.add_argument("--push", nargs="?", const=True, default=False, help="push to the tag's repo (or REPO)")
-    s.add_argument("--no-record", action="store_true", help="do not write the metrics to registry.yaml")
+    s.add_argument("--record", action="store_true", help="write the metrics (and pushed commit) to registry.yaml")
+    s.add_argument("--no-record", action="store_true", help=argparse.SUPPRESS)  # the default since 0.2.0; kept for old scripts
     s.add_argument("--registry", help="registry.yaml to record in (default ./registry.yaml)")
     s.set_defaults(fn=cmd_train)
 
@@ -296,6 +348,11 @@ def parser() -> argparse.ArgumentParser:
     h = hs.add_parser("serve", help="serve a hub persisted in --root (same options as python -m zoo.hubserver)")
     add_hub_arguments(h)
     h.set_defaults(fn=cmd_hub_serve)
+    h = hs.add_parser("publish", help="push every installed tag's shipped snapshot to the hub at HF_ENDPOINT")
+    h.add_argument("names", nargs="*", metavar="NAME.TAG", help="only these tags (default: every tag with a snapshot)")
+    h.add_argument("--org", help="publish under this organisation instead of each tag's own (e.g. your user name)")
+    h.add_argument("--json", action="store_true", help="machine-readable output")
+    h.set_defaults(fn=cmd_hub_publish)
 
     s = sub.add_parser("registry", help="build or check registry.yaml")
     s.add_argument("action", choices=["build", "check"], help="build: regenerate it from the plugins; check: fail if stale")
@@ -342,6 +399,11 @@ def main(argv: list[str] | None = None) -> int:
         args = parser().parse_args(argv)
         logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                             format="%(levelname)s %(name)s: %(message)s")
+        from .task import set_progress
+
+        set_progress(bars=_progress(args), lines=not args.quiet)
+        if not _progress(args):  # the Hub client's download bars too (it reads this when it is imported)
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
         return args.fn(args)
     except BrokenPipeError:  # `zoo list | head`: the reader left; no traceback (Python docs' recipe)

@@ -19,6 +19,7 @@ __all__ = [
     "WeightsMismatch",
     "DownloadFailed",
     "UnsafeConfig",
+    "NotAZooConfig",
     "TaskNotFound",
     "ClaimNotFound",
 ]
@@ -76,6 +77,11 @@ class DownloadFailed(ZooError, OSError):
 
 class UnsafeConfig(ZooError, ValueError):
     """A config.json asks zoo for something it must never do (import a module, run a builder it names)."""
+
+
+class NotAZooConfig(ZooError, ValueError):
+    """A repo or folder whose config.json was not written by zoo (a timm or transformers repo, say): nothing unsafe,
+    just not something ``zoo.create`` can rebuild; the message says which library reads it."""
 
 
 class TaskNotFound(ZooError, KeyError):

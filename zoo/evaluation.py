@@ -6,19 +6,20 @@ import logging
 from typing import Any
 
 from . import registry
-from .errors import TaskNotFound, ZooError
+from .errors import TaskNotFound, UnknownArgument, ZooError
 
 log = logging.getLogger(__name__)
 
 
 def evaluate(model_or_name: Any, task: str | None = None, *, budget_s: float | None = None,
              steps: int | None = None, seed: int = 0, pretrained: bool | None = None, progress: bool = False,
-             **kwargs: Any):
+             model_args: dict[str, Any] | None = None, **kwargs: Any):
     """Evaluate a model on a task and return a ``Result`` with the task's baselines beside it.
 
     A name is created first (``pretrained`` defaults to True for ``arch.tag``/``hf-hub:`` names).
     Models without pretrained weights are trained under the task's budget first. ``progress=True``
-    shows the task's progress bars (the CLI does on a terminal).
+    shows the task's progress bars (the CLI does on a terminal). ``model_args`` are builder arguments
+    for a name (as in ``zoo.create``); ``kwargs`` are the task's own options.
 
     >>> r = zoo.evaluate("derf_vit", steps=100)  # doctest: +SKIP
     >>> print(r.table("derf_vit"))               # doctest: +SKIP
@@ -32,8 +33,10 @@ def evaluate(model_or_name: Any, task: str | None = None, *, budget_s: float | N
         import torch
 
         torch.manual_seed(seed)  # the same initialisation in every process (and under torchrun, every rank)
-        model = create(name, pretrained=pretrained)
+        model = create(name, pretrained=pretrained, **(model_args or {}))
     else:
+        if model_args:
+            raise ZooError("model_args= builds a model from a name; this model is already built")
         model = model_or_name
     prov = getattr(model, "zoo", None)
     task = task or getattr(prov, "task", None)
@@ -54,7 +57,25 @@ def evaluate(model_or_name: Any, task: str | None = None, *, budget_s: float | N
                        f"{', '.join(_tasks_with_figures()) or 'none installed'}")
     if progress and takes("progress"):
         kwargs["progress"] = True  # progress bars only where the task draws them, and only when asked
-    return fn(model, budget_s=budget_s, steps=steps, seed=seed, **kwargs)
+    try:
+        result = fn(model, budget_s=budget_s, steps=steps, seed=seed, **kwargs)
+    except TypeError as exc:
+        bad = [k for k in kwargs if f"'{k}'" in str(exc) and "unexpected keyword argument" in str(exc)]
+        if not bad:
+            raise
+        raise UnknownArgument(
+            f"task {task} has no option {bad[0]!r} ({exc}); its options are listed by its describe() "
+            f"(README task table). Builder arguments go to the model: zoo.evaluate(NAME, model_args={{{bad[0]!r}: ...}}) "
+            f"or `zoo eval NAME --set {bad[0]}=...`") from None
+    if prov is not None and hasattr(prov, "metrics"):
+        from dataclasses import replace
+
+        # save_pretrained / push_to_hub put these on the model card (prefixed by the task, since a model can be
+        # evaluated on several)
+        numbers = {f"{task}/{k}": float(v) for k, v in result.metrics.items()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        model.zoo = replace(prov, metrics={**dict(prov.metrics), **numbers})
+    return result
 
 
 def _tasks_with_figures() -> list[str]:

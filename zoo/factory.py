@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from . import hubformat, registry, weights
-from .errors import NotAZooModel, PluginNotInstalled, UnknownArgument, UnsafeConfig, WeightsNotFound
+from .errors import NotAZooModel, PluginNotInstalled, UnknownArgument, UnsafeConfig, WeightsCorrupt, WeightsNotFound
 from .registry import resolve_target  # noqa: F401 - also zoo.factory.resolve_target, as before
 from .specs import ModelSpec
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Provenance", "create", "save_pretrained", "push_to_hub", "resolve_target"]
+__all__ = ["Provenance", "create", "save_pretrained", "push_to_hub", "publish", "resolve_target"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,8 @@ class Provenance:
     revision: str | None = None
     commit: str | None = None
     sha256: str | None = None
-    source: str | None = None  # "registry", "hf-hub", "local-dir"
+    metrics: Mapping[str, float] = field(default_factory=dict)  # the last zoo.evaluate on it (task + metrics)
+    source: str | None = None  # "registry" (a tag, from the Hub), "package" (a tag's shipped snapshot), "hf-hub", "local-dir"
 
     @property
     def id(self) -> str:
@@ -394,33 +395,68 @@ def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, c
     if pending is None:
         raise WeightsNotFound(f"{spec.name} has no pretrained weights; create it with pretrained=False "
                               f"(`zoo list --pretrained` shows the models that have them)")
-    commit, cfg, digest, data = pending()
-    if cfg is not None and cfg.get("model_args") and dict(cfg["model_args"]) != dict(model.zoo.model_args):
-        model = _build(spec, plugin_id, cfg["model_args"], overrides, f"in {w.repo}/config.json")
+    got = pending()
+    if got.cfg is not None and got.cfg.get("model_args") and dict(got.cfg["model_args"]) != dict(model.zoo.model_args):
+        model = _build(spec, plugin_id, got.cfg["model_args"], overrides, f"in {got.where}/config.json")
     # the bytes fetch() hashed are the bytes loaded: the file is not read again
-    weights.load_into(model, data, cast=cast_weights, name=f"{w.repo}/{hubformat.WEIGHTS_NAME}@{commit}")
+    weights.load_into(model, got.data, cast=cast_weights, name=f"{got.where}/{hubformat.WEIGHTS_NAME}")
     model.zoo = replace(model.zoo, tag=tag, pretrained=True, repo=w.repo, revision=w.revision,
-                        commit=commit, sha256=digest, source="registry")
+                        commit=got.commit, sha256=got.digest, source=got.source)
     return model
 
 
-def _fetch_tag(spec: ModelSpec, w) -> tuple[str, dict[str, Any] | None, str, bytearray]:
-    """(commit, config or None, sha256, checked weight bytes) of a registered tag.
+@dataclass
+class _Got:
+    """A tag's checked weight bytes and where they came from."""
 
-    A pinned tag names its files' sha256s; an unpinned one is resolved to a commit whose config.json
-    (checked against its blob id there) carries the manifest.
+    commit: str | None
+    cfg: dict[str, Any] | None
+    digest: str
+    data: bytearray
+    source: str
+    where: str
+
+
+def _fetch_tag(spec: ModelSpec, w) -> _Got:
+    """The checked weights of a registered tag: from its shipped snapshot when it has one, else from the Hub.
+
+    A snapshot's files are held to the sha256s the plugin pins, so its bytes are the Hub's bytes: reading them
+    from the installed package costs no network and works offline. A snapshot that is missing or fails its
+    check (an edited install) is reported and the Hub is tried. A Hub tag pinned by hash is checked against
+    those hashes; an unpinned one is resolved to a commit whose config.json (checked against its blob id
+    there) carries the manifest.
     """
+    folder = weights.snapshot_folder(w.snapshot) if w.snapshot else None
+    if folder is not None:
+        try:
+            return _from_snapshot(spec, w, folder)
+        except (WeightsCorrupt, WeightsNotFound, FileNotFoundError) as exc:
+            log.warning("%s: the shipped snapshot %s cannot be used (%s); trying the Hub", spec.name, w.snapshot, exc)
     fetched = weights.fetch(w.repo, w.revision, dict(w.files) or {hubformat.CONFIG_NAME: None})
+    where = f"{w.repo}@{fetched.commit}"
     if hubformat.WEIGHTS_NAME in w.files:
-        return fetched.commit, None, w.files[hubformat.WEIGHTS_NAME], fetched.data.pop(hubformat.WEIGHTS_NAME)
-    cfg = hubformat.parse_config(fetched.data[hubformat.CONFIG_NAME], f"{w.repo}@{fetched.commit}/config.json")
+        return _Got(fetched.commit, None, w.files[hubformat.WEIGHTS_NAME], fetched.data.pop(hubformat.WEIGHTS_NAME),
+                    "registry", where)
+    cfg = hubformat.parse_config(fetched.data[hubformat.CONFIG_NAME], f"{where}/config.json")
     if cfg["model"] != spec.name:
-        raise UnsafeConfig(f"{w.repo}@{fetched.commit} holds {cfg['model']!r}, not {spec.name!r}")
+        raise UnsafeConfig(f"{where} holds {cfg['model']!r}, not {spec.name!r}")
     digest = cfg["weights"].get(hubformat.WEIGHTS_NAME, {}).get("sha256")
     if digest is None:
-        raise WeightsNotFound(f"{w.repo}@{fetched.commit}: config.json lists no {hubformat.WEIGHTS_NAME}")
+        raise WeightsNotFound(f"{where}: config.json lists no {hubformat.WEIGHTS_NAME}")
     data = weights.fetch(w.repo, fetched.commit, {hubformat.WEIGHTS_NAME: digest}).data[hubformat.WEIGHTS_NAME]
-    return fetched.commit, cfg, digest, data
+    return _Got(fetched.commit, cfg, digest, data, "registry", where)
+
+
+def _from_snapshot(spec: ModelSpec, w, folder: Path) -> _Got:
+    where = f"{w.snapshot}"
+    raw = weights.read_verified(folder / hubformat.CONFIG_NAME, w.files[hubformat.CONFIG_NAME],
+                                name=f"{where}/{hubformat.CONFIG_NAME}")
+    cfg = hubformat.parse_config(raw, f"{where}/{hubformat.CONFIG_NAME}")
+    if cfg["model"] != spec.name:
+        raise UnsafeConfig(f"{where} holds {cfg['model']!r}, not {spec.name!r}")
+    digest = w.files[hubformat.WEIGHTS_NAME]
+    data = weights.read_verified(folder / hubformat.WEIGHTS_NAME, digest, name=f"{where}/{hubformat.WEIGHTS_NAME}")
+    return _Got(w.revision if w.pinned else None, cfg, digest, data, "package", where)
 
 
 def _in_background(fn, *args):
@@ -536,6 +572,8 @@ def save_pretrained(model, directory: str | os.PathLike, *, metrics: dict | None
     from safetensors.torch import save_file
 
     prov = _provenance(model)
+    if metrics is None and prov.metrics:
+        metrics = dict(prov.metrics)  # what zoo.evaluate measured on this model, so the card says it
     args_ok = hubformat.to_json_args(dict(prov.model_args))  # raise before writing anything
     del args_ok
     with tempfile.TemporaryDirectory() as tmp:
@@ -556,11 +594,12 @@ def save_pretrained(model, directory: str | os.PathLike, *, metrics: dict | None
 
 def push_to_hub(model, repo_id: str, *, revision: str | None = None, create_pr: bool = False,
                 private: bool = False, metrics: dict | None = None, overwrite_card: bool = False,
-                commit_message: str | None = None, token: str | None = None) -> str:
+                commit_message: str | None = None, token: str | None = None, fill_cache: bool = True) -> str:
     """Push a model as one commit (config, weights, card) and return the commit id.
 
     Uses ``create_repo(exist_ok=True)`` then one ``upload_folder`` commit; honours HF_ENDPOINT and
-    HF_TOKEN. A card already on the Hub is left alone unless ``overwrite_card=True``.
+    HF_TOKEN. A card already on the Hub is left alone unless ``overwrite_card=True``. With ``fill_cache``
+    the pushed files are then fetched into the Hub cache, so offline loads work without another pull.
     """
     from huggingface_hub import HfApi
 
@@ -577,4 +616,60 @@ def push_to_hub(model, repo_id: str, *, revision: str | None = None, create_pr: 
                                  commit_message=commit_message or f"zoo: push {prov.id}")
     commit = info.oid
     log.info("pushed %s to %s@%s", prov.id, repo_id, commit)
+    if fill_cache and not create_pr:
+        _fill_cache(repo_id, revision or "main", token)
     return commit
+
+
+def _fill_cache(repo: str, revision: str, token: str | None = None) -> None:
+    """Fetch a just-pushed repo's config and weights once, so ``HF_HUB_OFFLINE=1`` loads of ``revision`` work at once.
+
+    The client records which commit ``revision`` named (``refs/<revision>``) only when it downloads by that name.
+    A failure here costs nothing but the warm cache: the push itself succeeded.
+    """
+    from huggingface_hub import hf_hub_download
+
+    try:
+        for file in (hubformat.CONFIG_NAME, hubformat.WEIGHTS_NAME):
+            hf_hub_download(repo, file, revision=revision, token=token)
+    except Exception as exc:  # noqa: BLE001 - the push is done; only the convenience copy failed
+        log.warning("pushed, but could not fill the Hub cache for offline loads (%s: %s)", type(exc).__name__, exc)
+
+
+def publish(org: str | None = None, names: list[str] | None = None, *, token: str | None = None,
+            fill_cache: bool = True) -> list[dict[str, Any]]:
+    """Push every installed tag's shipped snapshot to the Hub at ``HF_ENDPOINT`` (one commit per repo).
+
+    ``org`` replaces the organisation of each tag's repo (``zoo-models/x`` -> ``ORG/x``); ``names`` limits it to
+    these ``NAME.TAG``. The files pushed are the ones the plugin pins (their sha256 is checked first), so a
+    later Hub load verifies against the same pins. With ``fill_cache`` each file is then fetched once at
+    the new commit, so ``HF_HUB_OFFLINE=1`` loads from the Hub cache work at once. Returns, per tag, the repo,
+    commit and the ``WeightsSpec`` arguments to pin.
+    """
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    wanted = set(names or [])
+    out = []
+    for name in registry.list_models(pretrained=True):
+        if wanted and name not in wanted:
+            continue
+        spec, _, tag = registry.lookup(name)
+        w = spec.weights[tag]
+        folder = weights.snapshot_folder(w.snapshot) if w.snapshot else None
+        if folder is None:
+            if wanted:
+                raise WeightsNotFound(f"{name} ships no snapshot in its plugin: train and push it instead "
+                                      f"(`zoo train {name} --push`)")
+            continue
+        for file in (hubformat.CONFIG_NAME, hubformat.WEIGHTS_NAME):
+            weights.verify_file(folder / file, w.files[file], name=f"{w.snapshot}/{file}")
+        repo = f"{org}/{w.repo.split('/', 1)[1]}" if org else w.repo
+        api.create_repo(repo, exist_ok=True)
+        info = api.upload_folder(folder_path=str(folder), repo_id=repo, commit_message=f"zoo: publish {name}")
+        commit = info.oid
+        if fill_cache:
+            _fill_cache(repo, "main", token)
+        out.append({"name": name, "repo": repo, "commit": commit, "pin": {"repo": repo, "revision": commit}})
+        log.info("published %s to %s@%s", name, repo, commit)
+    return out

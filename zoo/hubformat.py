@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .errors import UnsafeConfig, WeightsNotFound
+from .errors import NotAZooConfig, UnsafeConfig, WeightsNotFound
 from .ids import is_name, is_sha256
 from .weights import sha256_file
 
@@ -95,7 +95,8 @@ def parse_config(data: bytes | bytearray, where: str) -> dict[str, Any]:
     if not isinstance(cfg, dict):
         raise UnsafeConfig(f"{path}: config.json must be a JSON object")
     if "zoo_format_version" not in cfg:
-        raise UnsafeConfig(f"{path}: not a zoo config (no zoo_format_version); was it saved by zoo.save_pretrained?")
+        raise NotAZooConfig(f"{path}: not a zoo config (no zoo_format_version): {_who_reads(cfg)}. zoo.create rebuilds "
+                            f"only what zoo.save_pretrained or zoo.push_to_hub wrote")
     if cfg["zoo_format_version"] != FORMAT_VERSION:
         raise UnsafeConfig(f"{path}: zoo_format_version {cfg['zoo_format_version']!r} is not supported "
                            f"(this zoo reads {FORMAT_VERSION}); upgrade zoo-core")
@@ -123,6 +124,15 @@ def parse_config(data: bytes | bytearray, where: str) -> dict[str, Any]:
         if not isinstance(name, str) or "/" in name or "\\" in name or name.startswith(".") or "\0" in name:
             raise UnsafeConfig(f"{path}: weight file name {name!r} must be a plain file name")
     return cfg
+
+
+def _who_reads(cfg: dict[str, Any]) -> str:
+    """A hint at the library a foreign config.json belongs to (read from its keys; nothing is imported)."""
+    if "architecture" in cfg and ("pretrained_cfg" in cfg or "num_classes" in cfg):
+        return f"it is a timm config (architecture {cfg['architecture']!r}); load it with timm.create_model('hf-hub:ORG/REPO')"
+    if "architectures" in cfg or "model_type" in cfg:
+        return f"it looks like a transformers config (model_type {cfg.get('model_type')!r}); load it with transformers"
+    return "it was written by another library"
 
 
 def render_card(prov, cfg: dict[str, Any], paper=None, license: str = "mit", repo_id: str | None = None) -> str:

@@ -196,9 +196,13 @@ def info(name: str) -> dict[str, Any]:
     status = catalog().statuses[plugin_id]
     weights = {
         t: {"repo": w.repo, "revision": w.revision, "pinned": w.pinned, "files": dict(w.files), "source": w.source,
-            "recipe": w.recipe, "metrics": dict(w.metrics), "description": w.description}
+            "recipe": w.recipe, "metrics": dict(w.metrics), "description": w.description, "snapshot": w.snapshot,
+            "shipped": _shipped_bytes(w.snapshot)}
         for t, w in spec.weights.items()
     }
+    found = catalog().claims.get(plugin_id)
+    claim_info = None if found is None else {"claim": found.claim, "task": found.task, "budget_s": found.budget_s,
+                                             "command": f"zoo reproduce {plugin_id}"}
     paper = spec.paper
     return {
         "name": spec.name,
@@ -214,7 +218,54 @@ def info(name: str) -> dict[str, Any]:
         "paper": None if paper is None else {k: getattr(paper, k) for k in ("title", "year", "arxiv", "url", "code", "catalog")},
         "weights": weights,
         "default_tag": spec.pretrained_tag,
+        "arguments": builder_arguments(spec.builder),
+        "claim": claim_info,
     }
+
+
+def _shipped_bytes(snapshot: str | None) -> int | None:
+    """Size of the weight file a tag's snapshot ships in its installed package, or None when none ships."""
+    if snapshot is None:
+        return None
+    from .weights import snapshot_folder
+
+    folder = snapshot_folder(snapshot)
+    try:
+        return (folder / "model.safetensors").stat().st_size if folder is not None else None
+    except OSError:
+        return None
+
+
+def builder_arguments(target: str) -> list[dict[str, str | None]] | None:
+    """The builder's arguments (name, annotation, default) read from its source, without importing it.
+
+    ``None`` when the source cannot be found or parsed (a compiled or dynamically made builder).
+    """
+    import ast
+    import importlib.util
+
+    module, _, attr = target.partition(":")
+    try:
+        found = importlib.util.find_spec(module)
+        source = open(found.origin, encoding="utf-8").read() if found is not None and found.origin else None
+        tree = ast.parse(source) if source else None
+    except (ImportError, ValueError, OSError, SyntaxError):
+        return None
+    node = None
+    for item in getattr(tree, "body", []):
+        if getattr(item, "name", None) == attr.split(".")[0]:
+            node = item
+    if isinstance(node, ast.ClassDef):
+        node = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    a = node.args
+    positional = [*a.posonlyargs, *a.args]
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    pairs = list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
+    text = lambda n: None if n is None else ast.unparse(n)  # noqa: E731
+    return [{"name": arg.arg, "annotation": text(arg.annotation), "default": text(default)}
+            for arg, default in pairs if arg.arg not in ("self", "cls")]
 
 
 def plugins() -> list[PluginStatus]:

@@ -16,6 +16,9 @@ from .ids import is_commit, is_name, is_sha256
 __all__ = ["Paper", "WeightsSpec", "ModelSpec", "TaskSpec", "ClaimSpec", "PluginStatus"]
 
 _TARGET_RE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+# "package:folder/inside/it": a Hub-format snapshot shipped in a plugin's distribution (no '..', no absolute path)
+_SNAPSHOT_RE = re.compile(r"[A-Za-z_]\w*:[\w.\-]+(/[\w.\-]+)*")
+SNAPSHOT_FILES = ("config.json", "model.safetensors")
 
 
 def _check_target(what: str, value: str | None) -> None:
@@ -37,12 +40,16 @@ class Paper:
 
 @dataclass(frozen=True)
 class WeightsSpec:
-    """Where a pretrained tag's weights live on a Hub, and how they were produced.
+    """Where a pretrained tag's weights live, and how they were produced.
 
-    ``revision`` is a 40-hex commit when the weights are pinned; then ``files`` maps each file to
-    its sha256 and a cached copy is used with no network call. An unpinned spec (``revision`` a
-    branch, ``files`` empty) is resolved to one commit at load time and verified against the
-    sha256 manifest in that commit's ``config.json``.
+    ``files`` maps file names to their sha256: the bytes that may be loaded under this tag, wherever they
+    come from. ``revision`` is a 40-hex commit when the Hub copy is pinned too (a cached copy is then used
+    with no network call). With ``files`` empty, ``revision`` (a branch) is resolved to one commit at load
+    time and verified against the sha256 manifest in that commit's ``config.json``.
+
+    ``snapshot`` (``"package:folder"``) names a Hub-format folder (config.json, model.safetensors, card)
+    shipped inside the plugin's distribution: a read-only mirror of the repo, loaded offline after the same
+    sha256 check against ``files`` (which must then pin ``config.json`` and ``model.safetensors``).
     """
 
     repo: str
@@ -53,6 +60,7 @@ class WeightsSpec:
     converter: str | None = None  # "module:attr" run by `zoo convert` for official checkpoints
     metrics: Mapping[str, float] = field(default_factory=dict)  # only figures measured by zoo
     description: str = ""
+    snapshot: str | None = None  # "package:folder" inside the plugin's distribution (see above)
 
     def __post_init__(self) -> None:
         if self.repo.count("/") != 1 or not all(self.repo.split("/")):
@@ -62,15 +70,24 @@ class WeightsSpec:
         for name, digest in self.files.items():
             if not is_sha256(digest):
                 raise ValueError(f"WeightsSpec.files[{name!r}] must be a sha256 hex digest, got {digest!r}")
-        if self.files and not self.pinned:
-            raise ValueError("WeightsSpec.files lists hashes but revision is not a commit: pin both or neither")
+        if self.snapshot is not None:
+            if not _SNAPSHOT_RE.fullmatch(self.snapshot) or ".." in self.snapshot.split(":", 1)[1].split("/"):
+                raise ValueError(f"WeightsSpec.snapshot must be 'package:folder/inside/it', got {self.snapshot!r}")
+            missing = [f for f in SNAPSHOT_FILES if f not in self.files]
+            if missing:
+                raise ValueError(f"WeightsSpec.snapshot {self.snapshot!r} needs the sha256 of {missing} in files=")
         _check_target("WeightsSpec.recipe", self.recipe)
         _check_target("WeightsSpec.converter", self.converter)
 
     @property
     def pinned(self) -> bool:
-        """True when the weights are pinned to one commit."""
+        """True when the Hub copy is pinned to one commit."""
         return is_commit(self.revision)
+
+    @property
+    def hashed(self) -> bool:
+        """True when the weight file's sha256 is fixed here (loads are checked against it from any source)."""
+        return "model.safetensors" in self.files
 
 
 @dataclass(frozen=True)

@@ -125,19 +125,51 @@ def match_params(build: Callable[[int], nn.Module], target: int, lo: int = 1, hi
 
 
 def format_table(rows: dict[str, dict[str, Any]]) -> str:
-    """A plain-text table: one row per entry, one column per metric seen in any row."""
+    """A plain-text table: one row per entry, one column per metric seen in any row.
+
+    Whole numbers (parameter and step counts) print in full with thousands separators; other numbers with
+    four significant digits. Timing columns (``*seconds*``) are one run each, on whatever else the machine
+    was doing: the footer says so.
+    """
     cols: list[str] = []
     for metrics in rows.values():
         cols += [c for c in metrics if c not in cols]
+
     def fmt(v: Any) -> str:
+        if isinstance(v, bool) or v is None:
+            return "" if v is None else str(v)
+        if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and abs(v) >= 1000):
+            return f"{int(v):,}"
         if isinstance(v, float):
             return f"{v:.4g}"
-        return "" if v is None else str(v)
+        return str(v)
     header = ["name"] + cols
     body = [[name] + [fmt(m.get(c)) for c in cols] for name, m in rows.items()]
     widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
     line = lambda r: "  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True))  # noqa: E731
-    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in body])
+    out = "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in body])
+    if any("second" in c for c in cols):
+        out += "\n(timings: one run each on a possibly busy machine; benchmarks/ measures speed properly)"
+    return out
+
+
+_PROGRESS = {"bars": False, "lines": False}
+
+
+def set_progress(*, bars: bool, lines: bool) -> None:
+    """Turn progress reporting on or off for this process: ``bars`` draws a bar for every training loop
+    (``run_budget``), ``lines`` prints one status line per long step (``status``). The CLI turns bars on
+    for a terminal and lines on unless ``--quiet``; the library is silent by default."""
+    _PROGRESS.update(bars=bars, lines=lines)
+
+
+def status(message: str, *, force: bool = False) -> None:
+    """One status line on stderr for a step that takes more than a few seconds, when progress lines are on
+    (or ``force``: a caller asked for progress itself)."""
+    if _PROGRESS["lines"] or force:
+        import sys
+
+        print(message, file=sys.stderr, flush=True)
 
 
 def run_budget(step: Callable[[int], float], *, steps: int | None, budget_s: float | None,
@@ -150,7 +182,8 @@ def run_budget(step: Callable[[int], float], *, steps: int | None, budget_s: flo
         raise ValueError("give steps= or budget_s= (or both)")
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=steps, desc=progress, leave=False, disable=progress is None, mininterval=0.5)
+    bar = tqdm(total=steps, desc=progress or "training", leave=False, disable=progress is None and not _PROGRESS["bars"],
+               mininterval=0.5)
     t0 = time.perf_counter()
     i, loss = 0, float("nan")
     losses: list[float] = []

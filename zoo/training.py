@@ -9,12 +9,15 @@ from __future__ import annotations
 import datetime
 import logging
 import os
+import tempfile
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import registry
-from .errors import ZooError
+from . import hubformat, registry
+from .errors import NotAZooModel, ZooError
+from .task import status
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +34,7 @@ class Trained:
     repo: str | None = None
     commit: str | None = None
     record: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # file -> sha256 of what was saved or pushed
 
 
 def train(name: str, *, seed: int = 0, out: str | os.PathLike | None = None, push: bool | str = False,
@@ -58,19 +62,34 @@ def train(name: str, *, seed: int = 0, out: str | os.PathLike | None = None, pus
         from . import registry_file
 
         registry_file.check_recordable(path, plugin_id)
+    status(f"training {name} with its recipe {weights.recipe} (seed {seed}) ...")
+    t0 = time.perf_counter()
     model, metrics = resolve_target(weights.recipe, plugin_id)(seed=seed)
+    status(f"trained {name} in {time.perf_counter() - t0:.0f} s: "
+           + ", ".join(f"{k} {v:.4g}" for k, v in list(metrics.items())[:4]))
+    from .factory import Provenance
+
+    if not isinstance(getattr(model, "zoo", None), Provenance):
+        raise NotAZooModel(f"the recipe {weights.recipe} returned a model that zoo.create did not build, so zoo cannot "
+                           f"save or push it; build it in the recipe with zoo.create({spec.name!r}, ...)")
     model.zoo = replace(model.zoo, tag=tag)
     result = Trained(name=name, model=model, metrics=dict(metrics), seed=seed)
     result.record = {"metrics": result.metrics, "recipe": weights.recipe, "seed": seed,
                      "date": datetime.date.today().isoformat()}
+    with tempfile.TemporaryDirectory() as tmp:
+        # the files are written once to learn their sha256 (saving is deterministic: a push writes the same bytes)
+        folder = Path(out) if out is not None else Path(tmp) / "saved"
+        folder = Path(save_pretrained(model, folder, metrics=result.metrics, overwrite_card=True))
+        result.files = hubformat.manifest({n: folder / n for n in (hubformat.CONFIG_NAME, hubformat.WEIGHTS_NAME)})
     if out is not None:
-        result.folder = Path(save_pretrained(model, out, metrics=result.metrics, overwrite_card=True))
+        result.folder = folder
         log.info("saved %s to %s", name, result.folder)
     if push:
         result.repo = weights.repo if push is True else str(push)
+        status(f"pushing {name} to {result.repo} ...")
         result.commit = push_to_hub(model, result.repo, metrics=result.metrics, overwrite_card=True)
         result.record.update(repo=result.repo, commit=result.commit)
-        log.info("pushed %s to %s@%s", name, result.repo, result.commit)
+        status(f"pushed {name} to {result.repo}@{result.commit}")
     if path is not None:
         registry_file.record(path, plugin_id, "pretrained", {f"{spec.name}.{tag}": result.record})
     return result

@@ -245,7 +245,7 @@ def _commit_from_snapshot_path(path: str) -> str:
 def _offline() -> bool:
     from huggingface_hub import constants
 
-    return bool(constants.HF_HUB_OFFLINE)
+    return bool(constants.HF_HUB_OFFLINE) or hub_unreachable() is not None
 
 
 def _transport_errors() -> tuple[type[BaseException], ...]:
@@ -256,6 +256,46 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
         if mod is not None and isinstance(getattr(mod, attr, None), type):
             out.append(getattr(mod, attr))
     return tuple(out)
+
+
+def hub_cache_dir() -> str:
+    """The Hub cache folder huggingface_hub uses (``HF_HUB_CACHE``, else ``$HF_HOME/hub``, else ~/.cache/...)."""
+    from huggingface_hub import constants
+
+    return str(constants.HF_HUB_CACHE)
+
+
+_REACHABLE: dict[str, str | None] = {}
+
+
+def hub_unreachable(timeout: float = 2.0) -> str | None:
+    """Why the Hub at ``HF_ENDPOINT`` cannot be reached (one TCP connect, remembered per process), or None.
+
+    The Hub client retries a dead endpoint for about 30 s before it gives up; a refused or timed-out
+    connect here lets zoo fail over at once (to the cache, a shipped snapshot, or one clear error). Behind a
+    proxy (``*_PROXY`` set) the probe is skipped: the client knows the way, this check does not.
+    """
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants
+
+    endpoint = constants.ENDPOINT
+    if endpoint in _REACHABLE:
+        return _REACHABLE[endpoint]
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")):
+        return None
+    import socket
+
+    url = urlsplit(endpoint)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    reason = None
+    try:
+        with socket.create_connection((url.hostname or "", port), timeout=timeout):
+            pass
+    except OSError as exc:  # refused, no route, unknown host, timed out
+        reason = f"{type(exc).__name__}: {exc.strerror or exc}" if isinstance(exc.strerror, str) else f"{type(exc).__name__}"
+    _REACHABLE[endpoint] = reason
+    return reason
 
 
 def _download(repo: str, filename: str, revision: str, *, force: bool = False) -> str:
@@ -269,13 +309,17 @@ def _download(repo: str, filename: str, revision: str, *, force: bool = False) -
     )
 
     check_revision(revision)
+    down = None if constants.HF_HUB_OFFLINE else hub_unreachable()
     try:
-        return hf_hub_download(repo, filename, revision=revision, force_download=force)
+        return hf_hub_download(repo, filename, revision=revision, force_download=force and down is None,
+                               local_files_only=down is not None)
     except LocalEntryNotFoundError as exc:
+        why = (f"the Hub at {constants.ENDPOINT} is unreachable ({down})" if down is not None
+               else "HF_HUB_OFFLINE=1" if constants.HF_HUB_OFFLINE else f"the Hub at {constants.ENDPOINT} is unreachable")
         raise WeightsNotFound(
-            f"{repo}/{filename}@{revision} is not in the cache ({os.environ.get('HF_HUB_CACHE', '~/.cache/huggingface/hub')}) "
-            f"and the Hub is unreachable or HF_HUB_OFFLINE=1. Fix: run once online "
-            f"(`zoo create NAME --pretrained`), or point HF_ENDPOINT at a reachable hub such as `zoo hub serve`."
+            f"{repo}/{filename}@{revision} is not in the Hub cache ({hub_cache_dir()}) and {why}. Fix: run once "
+            f"with the Hub reachable, or point HF_ENDPOINT at a hub that has it (e.g. `zoo hub serve`, then "
+            f"`zoo hub publish`)."
         ) from exc
     except (RepositoryNotFoundError, RevisionNotFoundError, EntryNotFoundError) as exc:
         raise WeightsNotFound(f"{repo}/{filename}@{revision}: {type(exc).__name__}: {exc}") from exc
@@ -284,6 +328,26 @@ def _download(repo: str, filename: str, revision: str, *, force: bool = False) -
             f"downloading {repo}/{filename}@{revision} from {constants.ENDPOINT} failed: {type(exc).__name__}: {exc}. "
             f"Nothing partial was put in the cache; run the same call again to resume."
         ) from exc
+
+
+def snapshot_folder(ref: str) -> Path | None:
+    """The folder a ``WeightsSpec.snapshot`` (``"package:folder"``) names, or None when it is not installed.
+
+    The package is located without being imported (``importlib.util.find_spec`` of a top-level name).
+    """
+    import importlib.util
+
+    package, _, rel = ref.partition(":")
+    try:
+        found = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    roots = list(found.submodule_search_locations or []) if found is not None else []
+    for root in roots:
+        folder = Path(root, *rel.split("/"))
+        if folder.is_dir():
+            return folder
+    return None
 
 
 def fetch(repo: str, revision: str, files: dict[str, str | None]) -> Fetched:

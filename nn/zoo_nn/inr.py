@@ -1,7 +1,7 @@
 """Coordinate networks shared by the INR plugins and the ``image_fit`` baselines.
 
 - ``Siren``: sine activations with SIREN's initialisation (Sitzmann et al. 2020, Sec. 3.2 and
-  supplement Sec. 1.5).
+  supplement Sec. 1.5), the first layer's frequency ``w0_initial`` apart from the others' ``w0``.
 - ``FourierFeatureMLP``: Gaussian random Fourier features followed by a ReLU MLP (Tancik et al. 2020,
   Sec. 6 "Gaussian" mapping).
 
@@ -42,19 +42,26 @@ class SineLayer(nn.Module):
 class Siren(nn.Module):
     """SIREN: ``layers`` sine layers of width ``hidden``, then a linear output layer.
 
+    ``w0_initial`` is the first layer's frequency, ``w0`` the later layers' (it also scales their
+    initialisation, ``U(-sqrt(6/in)/w0, sqrt(6/in)/w0)``, and the output layer's). The paper uses
+    30 for both (Sec. 3.2 and supplement Sec. 1.5), the defaults here; ``siren-pytorch`` names the
+    same two knobs ``w0_initial`` (30) and ``w0`` (1 by default there).
+
     >>> m = Siren(in_features=2, out_features=1, hidden=32, layers=2)
     >>> m(torch.zeros(5, 2)).shape
     torch.Size([5, 1])
+    >>> [layer.w0 for layer in Siren(hidden=8, layers=3, w0=1.0, w0_initial=30.0).body]
+    [30.0, 1.0, 1.0]
     """
 
     default_lr = 1e-4
 
     def __init__(self, in_features: int = 2, out_features: int = 1, hidden: int = 256, layers: int = 3,
-                 w0: float = 30.0):
+                 w0: float = 30.0, w0_initial: float = 30.0):
         super().__init__()
         if layers < 1:
             raise ValueError(f"Siren needs layers >= 1, got {layers}")
-        body = [SineLayer(in_features, hidden, w0, is_first=True)]
+        body = [SineLayer(in_features, hidden, w0_initial, is_first=True)]
         body += [SineLayer(hidden, hidden, w0) for _ in range(layers - 1)]
         self.body = nn.Sequential(*body)
         self.head = nn.Linear(hidden, out_features)

@@ -6,7 +6,7 @@ import torch
 import zoo
 from zoo.claims import run_claim
 from zoo.testing import check_plugin
-from zoo_f_inr.model import FINR, grid_axes
+from zoo_f_inr.model import FINR, first_layer_w0, grid_axes
 from zoo_f_inr.reproduce import REPRODUCTION
 from zoo_task_image_fit import image_fit as task
 
@@ -63,13 +63,46 @@ def test_grid_axes_rejects_scattered_points():
 
 
 def test_axis_networks_are_sirens_with_the_authors_first_layer_frequency():
-    m = zoo.create("finr_cp")
+    m = zoo.create("finr_cp", w0_first=100.0)  # the authors' setting, for images of several hundred pixels per axis
     first = m.nets[0].body[0]
     assert first.w0 == 100.0 and float(first.linear.weight.detach().abs().max()) <= 1.0
     assert all(layer.w0 == 30.0 for layer in list(m.nets[0].body)[1:])
     assert m.nets[0].head.out_features == 32 and len(m.nets) == 2  # C x r for 2-D images
     pe = zoo.create("finr_cp", backbone="relu_pe", n_freqs=4)
     assert pe.nets[0].body[0].in_features == 8
+
+
+def test_first_layer_frequency_scales_with_each_axis_resolution():
+    # pi n / 16: 1/8 of the axis' Nyquist frequency pi n / 2 on [-1, 1]; the authors' 100 at n = 512
+    assert first_layer_w0(512) == pytest.approx(100.0, abs=0.6)
+    default = zoo.create("finr_cp")  # built for image_fit's 64x64 images
+    assert [net.body[0].w0 for net in default.nets] == pytest.approx([4 * math.pi] * 2)
+    video = zoo.create("finr_cp", in_features=3, out_features=3, resolution=(16, 32, 32))
+    assert [net.body[0].w0 for net in video.nets] == pytest.approx([math.pi, 2 * math.pi, 2 * math.pi])
+    assert all(layer.w0 == 30.0 for net in video.nets for layer in list(net.body)[1:])  # later layers unchanged
+    # below Nyquist the first layer cannot alias: sin(w0 x) sampled on the axis changes sign fewer than n times
+    n = 32
+    x = task.coord_grid(1, n)[:, 1]
+    signs = torch.sign(torch.sin(first_layer_w0(n) * x))
+    assert int((signs[1:] != signs[:-1]).sum()) <= n // 8
+    with pytest.raises(ValueError, match="one sample count per axis"):
+        zoo.create("finr_cp", resolution=(16, 32, 32))
+
+
+def test_fit_keeps_the_lowest_loss_parameters_and_decays_the_rate():
+    s = task.make_signal("camera", 8)
+    torch.manual_seed(0)
+    m = zoo.create("finr_cp", hidden=8, rank=4, resolution=8)
+    fig = task.fit(m, s, steps=40, lr=0.3, lr_decay=1.0)  # a constant rate that makes the loss jump around
+    with torch.no_grad():
+        kept = float(torch.mean((m(s.coords) - s.values) ** 2))
+    assert kept == pytest.approx(min(fig["losses"]), rel=1e-4) and kept == pytest.approx(fig["kept_loss"], rel=1e-4)
+    assert kept < fig["losses"][-1]  # the last step was not the best one: the run ended below its best
+    # lr_decay reaches the own fit: decaying to 0 freezes the parameters after the first step
+    torch.manual_seed(0)
+    frozen = task.fit(zoo.create("finr_cp", hidden=8, rank=4, resolution=8), s, steps=4, lr=1e-2, lr_decay=0.0)
+    assert frozen["losses"][1] == frozen["losses"][2] == frozen["losses"][3] != frozen["losses"][0]
+    assert zoo.create("finr_cp").default_lr_decay == 0.1
 
 
 def test_fit_uses_grid_mode_on_grids_and_point_mode_otherwise():
@@ -91,7 +124,8 @@ def test_quick_reproduction_trains_every_row_for_the_same_budget():
     assert r.per_seed["finr_cp"]["best_psnr_train"] != r.per_seed["siren"]["best_psnr_train"]
     assert [c["check"] for c in r.checks] == ["seconds_per_step: siren - finr_cp >= 0",
                                               "seconds_per_step: relu-ff - finr_cp >= 0",
-                                              "best_psnr_train: finr_cp - siren >= 0", "best_psnr_train: finr_cp - relu-ff >= 0"]
+                                              "best_psnr_train: finr_cp - siren >= 0", "best_psnr_train: finr_cp - relu-ff >= 0",
+                                              "psnr_test: finr_cp - siren >= 0", "psnr_test: finr_cp - relu-ff >= 0"]
 
 
 def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():

@@ -9,7 +9,7 @@ TASK = "image_fit"
 CLAIM = ("On the 3-axis signal (16-frame 32x32 video), F-INR trains faster per step than a monolithic SIREN and "
          "ReLU+Fourier-features MLP of equal parameter count and reaches each one's PSNR in less wall time "
          "(equal or higher PSNR at equal wall-clock)")
-_AXIS = "one SIREN per axis (3 layers of 64, first-layer w0=100, then 30)"
+_AXIS = "one SIREN per axis (3 layers of 64, first-layer w0 = pi n / 16 for n samples per axis, then 30)"
 _BUILDER = "zoo_f_inr.model:f_inr"
 
 
@@ -28,7 +28,8 @@ def zoo_models() -> list[ModelSpec]:
                   weights={"video": WeightsSpec(
                       repo="zoo-models/finr-tt-video", recipe="zoo_f_inr.train:video",
                       description="finr_tt (in_features=3, out_features=3) fitted to the 16-frame 32x32 astronaut "
-                                  "video (image_fit.make_video_signal, grid mode, Adam 1e-3, 3000 steps, seed 0)")}),
+                                  "video (image_fit.make_video_signal, resolution (16, 32, 32), grid mode, Adam 1e-3 "
+                                  "decaying to 1e-4, 3000 steps, lowest-loss parameters kept, seed 0)")}),
     ]
 
 

@@ -18,7 +18,11 @@ def zoo_models() -> list[ModelSpec]:
         ModelSpec(name="mrl_digits_cnn", builder="zoo_mrl.model:mrl_digits_cnn", task="digits_classify",
                   paper=PAPER, description="DigitsCNN with a 64-d Matryoshka embedding, heads at 2, 4, ..., 64",
                   weights={"digits": WeightsSpec(
-                      repo="zoo-models/mrl-digits-cnn", recipe="zoo_mrl.train:digits",
+                      repo="zoo-models/mrl-digits-cnn",
+                      snapshot="zoo_mrl:weights/mrl_digits_cnn.digits",
+                      files={"config.json": "9b5292bb4035abba10c20b9e6f9c1f846d01fbec7f62eeb476052c093df268dd",
+                             "model.safetensors": "adce266ada6757a14e4c5b8e3618c73ef3d7f4ac499899f29a7461166af8a6bd"},
+                      recipe="zoo_mrl.train:digits",
                       description="mrl_digits_cnn trained on digits_classify by zoo_mrl.train:digits "
                                   "(600 AdamW steps, seed 0); the card lists accuracy at every granularity")}),
         ModelSpec(name="mrl_e_digits_cnn", builder="zoo_mrl.model:mrl_digits_cnn", task="digits_classify",

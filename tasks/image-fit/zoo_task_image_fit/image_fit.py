@@ -1,34 +1,44 @@
 """``image_fit``: fit one image (or a short video) with a coordinate network and score it.
 
 Contract: ``model(coords)`` with ``coords`` of shape (N, d) in [-1, 1] (d=2: (y, x); d=3 for video:
-(t, y, x)) returns values (N, C) in [0, 1] (C=1 for gray images, 3 for colour). Builders take
-``out_features`` (and ``in_features``); ``evaluate`` refuses a model whose C differs from the image's.
+(t, y, x); d=1 for the 1-D signal) returns values (N, C) in [0, 1] (C=1 for gray images, 3 for
+colour). Builders take ``out_features`` (and ``in_features``); ``evaluate`` refuses a model whose C
+differs from the image's.
 
 Data: scikit-image's bundled images (``IMAGES``; no download), centre-cropped to a square and
-resized with anti-aliasing to ``size`` x ``size`` (64 by default). Modes (``make_signal``):
+resized with anti-aliasing to ``size`` x ``size`` (64 by default); ``gray=True`` turns a colour
+image into its luminance (``skimage.color.rgb2gray``, C=1). Modes (``make_signal``):
 
 - ``fit``: train on the size x size pixel grid, test on the 2x finer grid of the same image
   (``load_image(name, 2 * size)``), i.e. how well the representation interpolates between pixels.
 - ``inpaint``: train on a fixed random subset of the pixels (75% by default, seed 0), test on the rest.
+- ``superres``: train on the (size/2) x (size/2) grid, test on the size x size grid (the catalog's
+  "train at s/2, test at s"; the same split as ``fit`` at half the size, named by the size scored).
+- ``1d``: a real 1-D signal, the middle row of the bundled image (of the square crop, at full
+  resolution), resized with anti-aliasing to ``size`` samples; train on them, test on the row
+  resized to 2 * size samples. Coordinates (N, 1); no SSIM (an image metric).
 - video (``make_video_signal``): ``frames`` crops sliding across a bundled image; train on every
   frame at size x size, test on the same frames on the 2x finer spatial grid.
 
 Training (``fit``): Adam on the mean squared error over all training coordinates (full batch by
-default) under a step and/or time budget. The learning rate is the model's ``default_lr`` attribute
-when it has one (SIREN 1e-4, Fourier features 1e-3, see ``zoo_nn.inr``), else 1e-4; a model may
-also declare ``default_lr_decay`` (exponential decay to that factor over the steps). A model whose
-paper trains differently defines ``fit(signal, *, steps, budget_s, seed, progress) -> dict`` and the
-task calls it instead. Metrics: PSNR (data range 1, predictions clipped to [0, 1]) and SSIM on the
-training grid, PSNR on the held-out coordinates, parameters, seconds per step.
+default) under a step and/or time budget. The learning rate is the caller's ``lr``, else the model's
+``default_lr`` attribute when it has one (SIREN 1e-4, Fourier features 1e-3, see ``zoo_nn.inr``),
+else 1e-4; a model may also declare ``default_lr_decay`` (exponential decay to that factor over the
+steps). A model whose paper trains differently defines ``fit(signal, *, steps, budget_s, seed,
+progress) -> dict`` and the task calls it instead; an ``lr`` (or ``lr_decay``) the caller sets is
+passed on when that ``fit`` takes one, and refused (``ValueError``) when it does not, never dropped.
+Metrics: PSNR (data range 1, predictions clipped to [0, 1]) and SSIM on the training grid, PSNR on the
+held-out coordinates, parameters, seconds per step.
 
 Baselines, fitted with the same steps at the model's parameter count (within ~10%, ``match_params``):
-``siren`` (3 sine layers, w0=30, lr 1e-4) and ``relu-ff`` (Gaussian Fourier features, 256
-frequencies, sigma=5 for [-1, 1] coordinates = Tancik et al.'s sigma=10 on [0, 1], 3 ReLU layers,
-lr 1e-3).
+``siren`` (3 sine layers, w0=30 in every layer, the first one's ``w0_initial`` included, as in the
+SIREN paper; lr 1e-4) and ``relu-ff`` (Gaussian Fourier features, 256 frequencies, sigma=5 for
+[-1, 1] coordinates = Tancik et al.'s sigma=10 on [0, 1], 3 ReLU layers, lr 1e-3).
 """
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import math
 import time
@@ -53,9 +63,10 @@ IMAGES = ("camera", "astronaut", "coffee", "chelsea", "cat", "coins", "moon", "t
           "microaneurysms", "shepp_logan_phantom", "horse", "logo")
 _ALIASES = {"phantom": "shepp_logan_phantom"}
 INPAINT_KEEP, INPAINT_SEED = 0.75, 0  # "inpaint" mode: the fraction of pixels trained on, and the seed that picks them
+MODES = ("fit", "inpaint", "superres", "1d")
 # each baseline: its class and its fixed arguments; the hidden width is matched to the model's parameter count
 BASELINES: dict[str, tuple[type[nn.Module], dict[str, Any]]] = {
-    "siren": (Siren, {"layers": 3, "w0": 30.0}),
+    "siren": (Siren, {"layers": 3, "w0": 30.0, "w0_initial": 30.0}),
     "relu-ff": (FourierFeatureMLP, {"layers": 3, "n_features": 256, "sigma": 5.0, "seed": 0}),
 }
 
@@ -87,26 +98,54 @@ def _raw_image(name: str):
     return img[top:top + s, left:left + s]
 
 
+def _source(name: str, gray: bool):
+    img = _raw_image(name)
+    if gray and img.shape[-1] == 3:
+        from skimage.color import rgb2gray
+
+        img = rgb2gray(img)[..., None].astype("float32")
+    return img
+
+
 @functools.lru_cache(maxsize=32)
-def _resized(name: str, size: int):
+def _resized(name: str, size: int, gray: bool = False):
     from skimage.transform import resize
 
-    img = _raw_image(name)
+    img = _source(name, gray)
     out = resize(img, (size, size, img.shape[-1]), anti_aliasing=True, order=1, mode="reflect")
     return out.clip(0.0, 1.0).astype("float32")
 
 
-def load_image(name: str = "camera", size: int = 64) -> torch.Tensor:
+def load_image(name: str = "camera", size: int = 64, *, gray: bool = False) -> torch.Tensor:
     """A bundled scikit-image image as (size, size, C) float32 in [0, 1]; C=1 for gray, 3 for colour.
 
     Centre-cropped to a square, then resized with anti-aliasing (``skimage.transform.resize``). Offline.
+    ``gray=True`` gives a colour image's luminance (C=1); gray images are unchanged.
 
-    >>> load_image("camera", 32).shape
-    torch.Size([32, 32, 1])
+    >>> load_image("camera", 32).shape, load_image("astronaut", 8, gray=True).shape
+    (torch.Size([32, 32, 1]), torch.Size([8, 8, 1]))
     """
     if size < 1:
         raise ValueError(f"size must be >= 1, got {size}")
-    return torch.from_numpy(_resized(name, int(size)).copy())
+    return torch.from_numpy(_resized(name, int(size), bool(gray)).copy())
+
+
+def load_row(name: str = "camera", n: int = 256, *, gray: bool = False) -> torch.Tensor:
+    """The ``1d`` mode's signal: the middle row of the square crop at full resolution, resized to (n, C).
+
+    A real 1-D signal shipped offline (scikit-image's bundled pictures), resized with anti-aliasing.
+
+    >>> load_row("camera", 64).shape
+    torch.Size([64, 1])
+    """
+    from skimage.transform import resize
+
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    img = _source(name, gray)
+    row = img[img.shape[0] // 2]
+    out = resize(row, (int(n), row.shape[-1]), anti_aliasing=True, order=1, mode="reflect")
+    return torch.from_numpy(out.clip(0.0, 1.0).astype("float32"))
 
 
 def coord_grid(h: int, w: int) -> torch.Tensor:
@@ -162,32 +201,51 @@ class ImageSignal:
 
 
 def make_signal(name: str = "camera", size: int = 64, mode: str = "fit", *, keep: float = INPAINT_KEEP,
-                seed: int = INPAINT_SEED) -> ImageSignal:
-    """The ``image_fit`` signal of one image: ``mode`` "fit" (test on the 2x grid) or "inpaint".
+                seed: int = INPAINT_SEED, gray: bool = False) -> ImageSignal:
+    """The ``image_fit`` signal of one image in ``mode`` (``MODES``; see the module docstring).
 
-    ``keep`` is the fraction of pixels trained on in "inpaint" mode; ``seed`` fixes which.
+    "fit" tests on the 2x grid, "inpaint" on the pixels not trained on, "superres" trains on the
+    (size/2)^2 grid and tests on the size^2 grid, "1d" fits the image's middle row (``load_row``) with
+    ``size`` samples and tests on 2 * size. ``keep`` is the fraction of pixels trained on in "inpaint"
+    mode; ``seed`` fixes which. ``gray=True``: a colour image's luminance.
 
     >>> s = make_signal("camera", 16)
     >>> s.coords.shape, s.values.shape, s.test_values.shape
     (torch.Size([256, 2]), torch.Size([256, 1]), torch.Size([1024, 1]))
+    >>> r = make_signal("camera", 16, mode="superres")
+    >>> r.shape, r.test_shape
+    ((8, 8, 1), (16, 16, 1))
+    >>> make_signal("camera", 16, mode="1d").coords.shape
+    torch.Size([16, 1])
     """
-    img = load_image(name, size)
+    if mode not in MODES:
+        raise ValueError(f"unknown image_fit mode {mode!r}; choose from {', '.join(MODES)} (video: make_video_signal)")
+    if mode == "1d":
+        row, fine = load_row(name, size, gray=gray), load_row(name, 2 * size, gray=gray)
+        return ImageSignal(f"1d:{name}", _axis(size)[:, None], row, tuple(row.shape), _axis(2 * size)[:, None],
+                           fine, tuple(fine.shape), mode="1d")
+    if mode == "superres":
+        if size < 2 or size % 2:
+            raise ValueError(f"superres mode trains on the size/2 grid: size must be even and >= 2, got {size}")
+        low, full = load_image(name, size // 2, gray=gray), load_image(name, size, gray=gray)
+        c = low.shape[-1]
+        return ImageSignal(name, coord_grid(size // 2, size // 2), low.reshape(-1, c), tuple(low.shape),
+                           coord_grid(size, size), full.reshape(-1, c), tuple(full.shape), mode="superres")
+    img = load_image(name, size, gray=gray)
     c = img.shape[-1]
     coords, values = coord_grid(size, size), img.reshape(-1, c)
     if mode == "fit":
-        fine = load_image(name, 2 * size)
+        fine = load_image(name, 2 * size, gray=gray)
         return ImageSignal(name, coords, values, tuple(img.shape), coord_grid(2 * size, 2 * size),
                            fine.reshape(-1, c), tuple(fine.shape), mode="fit")
-    if mode == "inpaint":
-        if not 0.0 < keep < 1.0:
-            raise ValueError(f"keep must be in (0, 1), got {keep}")
-        n = coords.shape[0]
-        perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
-        k = int(round(keep * n))
-        tr, te = perm[:k].sort().values, perm[k:].sort().values
-        return ImageSignal(name, coords[tr], values[tr], tuple(img.shape), coords[te], values[te],
-                           (len(te), c), mode="inpaint", grid_coords=coords, grid_values=values)
-    raise ValueError(f"unknown image_fit mode {mode!r}; choose 'fit' or 'inpaint' (video: make_video_signal)")
+    if not 0.0 < keep < 1.0:  # inpaint
+        raise ValueError(f"keep must be in (0, 1), got {keep}")
+    n = coords.shape[0]
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
+    k = int(round(keep * n))
+    tr, te = perm[:k].sort().values, perm[k:].sort().values
+    return ImageSignal(name, coords[tr], values[tr], tuple(img.shape), coords[te], values[te],
+                       (len(te), c), mode="inpaint", grid_coords=coords, grid_values=values)
 
 
 def load_video(name: str = "astronaut", frames: int = 16, size: int = 32) -> torch.Tensor:
@@ -289,17 +347,41 @@ def predict(model: nn.Module, coords: torch.Tensor, chunk: int = 65536) -> torch
     return out
 
 
+def _own_fit_options(model: nn.Module, own, lr: float | None, lr_decay: float | None) -> dict[str, float]:
+    """The ``lr``/``lr_decay`` to pass to a model's own ``fit``: those set and accepted; refuse the others.
+
+    A value equal to the model's own ``default_lr``/``default_lr_decay`` is what its ``fit`` uses
+    anyway, so it is not an error when that ``fit`` takes no such argument.
+    """
+    params = inspect.signature(own).parameters
+    var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    out: dict[str, float] = {}
+    for key, value in (("lr", lr), ("lr_decay", lr_decay)):
+        if value is None:
+            continue
+        if key in params or var_kw:
+            out[key] = value
+        elif value != getattr(model, f"default_{key}", None):
+            raise ValueError(f"{NAME}: {type(model).__name__} trains by its own fit(), which takes no {key}=, so "
+                             f"{key}={value:g} cannot be honoured; leave {key} unset (the model uses "
+                             f"{getattr(model, f'default_{key}', 'its own')}) or give its fit a {key} argument")
+    return out
+
+
 def fit(model: nn.Module, signal: ImageSignal, *, steps: int | None = DEFAULT_STEPS, budget_s: float | None = None,
-        lr: float = DEFAULT_LR, batch_size: int | None = None, seed: int = 0, progress: str | None = None,
+        lr: float | None = None, batch_size: int | None = None, seed: int = 0, progress: str | None = None,
         lr_decay: float | None = None) -> dict:
     """Fit ``model`` to ``signal`` in place: Adam on MSE over the training coordinates.
 
-    Full batch unless ``batch_size`` is given (then seeded random batches). ``lr_decay``: the
-    learning rate decays exponentially to ``lr * lr_decay`` at the last step (the schedule of the
-    WIRE/SL2A-INR code bases; needs ``steps``). A model with its own ``fit(signal, *, steps,
-    budget_s, seed, progress)`` is trained by that instead. Returns ``run_budget``'s figures (steps,
-    train_seconds, seconds_per_step, final_train_loss), ``psnr_train`` and ``losses`` (the training
-    MSE at every step, before its update; absent for a model's own fit).
+    ``lr`` defaults to the model's ``default_lr``, else ``DEFAULT_LR``. Full batch unless
+    ``batch_size`` is given (then seeded random batches). ``lr_decay``: the learning rate decays
+    exponentially to ``lr * lr_decay`` at the last step (the schedule of the WIRE/SL2A-INR code bases;
+    needs ``steps``). A model with its own ``fit(signal, *, steps, budget_s, seed, progress)`` is
+    trained by that instead, given ``lr``/``lr_decay`` when they are set and its ``fit`` takes them
+    (``ValueError`` when set and not taken: a learning rate is never dropped silently). Returns
+    ``run_budget``'s figures (steps, train_seconds, seconds_per_step, final_train_loss),
+    ``psnr_train`` and ``losses`` (the training MSE at every step, before its update; absent for a
+    model's own fit unless it reports them).
 
     >>> m = Siren(hidden=16, layers=2)
     >>> fig = fit(m, make_signal("camera", 8), steps=5)
@@ -308,8 +390,10 @@ def fit(model: nn.Module, signal: ImageSignal, *, steps: int | None = DEFAULT_ST
     """
     own = getattr(model, "fit", None)
     if callable(own):
-        out = dict(own(signal, steps=steps, budget_s=budget_s, seed=seed, progress=progress))
+        extra = _own_fit_options(model, own, lr, lr_decay)
+        out = dict(own(signal, steps=steps, budget_s=budget_s, seed=seed, progress=progress, **extra))
     else:
+        lr = lr if lr is not None else getattr(model, "default_lr", DEFAULT_LR)
         opt = torch.optim.Adam(model.parameters(), lr=lr)
         sched = None
         if lr_decay is not None:
@@ -369,13 +453,15 @@ def steps_to_psnr(losses: list[float], target_db: float, never: float = math.inf
 
 
 def score(model: nn.Module, signal: ImageSignal) -> dict[str, float]:
-    """PSNR on the training and held-out coordinates, SSIM on the training (and held-out) grid."""
+    """PSNR on the training and held-out coordinates, SSIM on the training (and held-out) grid (not for 1-D)."""
     gc, gv = signal.grid()
     pred = predict(model, gc).clamp(0, 1)
     train = pred if signal.grid_coords is None else predict(model, signal.coords).clamp(0, 1)
     test = predict(model, signal.test_coords).clamp(0, 1)
-    out = {"psnr_train": psnr(train, signal.values), "psnr_test": psnr(test, signal.test_values),
-           "ssim_train": ssim(pred.reshape(signal.shape), gv.reshape(signal.shape))}
+    out = {"psnr_train": psnr(train, signal.values), "psnr_test": psnr(test, signal.test_values)}
+    if signal.in_features == 1:  # SSIM is an image metric
+        return out
+    out["ssim_train"] = ssim(pred.reshape(signal.shape), gv.reshape(signal.shape))
     if signal.mode != "inpaint":
         out["ssim_test"] = ssim(test.reshape(signal.test_shape), signal.test_values.reshape(signal.test_shape))
     return out
@@ -398,12 +484,13 @@ def fit_recipe(model_name: str, signal: ImageSignal | None = None, *, steps: int
     torch.manual_seed(seed)
     model = zoo.create(model_name, **overrides)
     signal = signal if signal is not None else make_signal("camera", 64)
-    fig = fit(model, signal, steps=steps, lr=lr or getattr(model, "default_lr", DEFAULT_LR), seed=seed,
+    fig = fit(model, signal, steps=steps, lr=lr, seed=seed,
               lr_decay=getattr(model, "default_lr_decay", None))  # the same rule as evaluate()
     scores = score(model, signal)
     held_out = "psnr_test_2x" if signal.mode == "fit" else "psnr_test"  # fit mode holds out the 2x finer grid
-    metrics = {"psnr_train": scores["psnr_train"], held_out: scores["psnr_test"],
-               "ssim_train": scores["ssim_train"], "steps": float(fig["steps"])}
+    metrics = {"psnr_train": scores["psnr_train"], held_out: scores["psnr_test"], "steps": float(fig["steps"])}
+    if "ssim_train" in scores:
+        metrics["ssim_train"] = scores["ssim_train"]
     return model.eval(), metrics
 
 
@@ -434,7 +521,7 @@ def build_baseline(name: str, *, params: int | None = None, data: ImageSignal | 
 
 def describe(*, image: str = "camera", size: int = 64, mode: str = "fit", steps: int | None = None,
              budget_s: float | None = None, lr: float | None = None,
-             baselines: list[str] | None = None) -> dict[str, Any]:
+             baselines: list[str] | None = None, gray: bool = False) -> dict[str, Any]:
     """The protocol ``evaluate`` runs with these options (its defaults without any): data, split, optimiser.
 
     >>> describe()["steps"], describe(mode="inpaint")["test"]
@@ -443,27 +530,32 @@ def describe(*, image: str = "camera", size: int = 64, mode: str = "fit", steps:
     if steps is None and budget_s is None:
         steps = DEFAULT_STEPS
     train = {"fit": f"every pixel of the {size}x{size} grid",
-             "inpaint": f"{INPAINT_KEEP:.0%} of the {size}x{size} pixels, drawn with seed {INPAINT_SEED}"}
+             "inpaint": f"{INPAINT_KEEP:.0%} of the {size}x{size} pixels, drawn with seed {INPAINT_SEED}",
+             "superres": f"every pixel of the image resized to the {size // 2}x{size // 2} grid",
+             "1d": f"the image's middle row resized to {size} samples (coordinates (N, 1))"}
     test = {"fit": f"the same image resized to the {2 * size}x{2 * size} grid (between the training pixels)",
-            "inpaint": f"the {1 - INPAINT_KEEP:.0%} of the pixels not trained on"}
+            "inpaint": f"the {1 - INPAINT_KEEP:.0%} of the pixels not trained on",
+            "superres": f"the same image on the {size}x{size} grid (super-resolution x2)",
+            "1d": f"the same row resized to {2 * size} samples (between the training samples)"}
     if mode not in train:
-        raise ValueError(f"unknown {NAME} mode {mode!r}; choose 'fit' or 'inpaint' (video: make_video_signal)")
+        raise ValueError(f"unknown {NAME} mode {mode!r}; choose from {', '.join(MODES)} (video: make_video_signal)")
     names = list(BASELINES) if baselines is None else list(baselines)
-    return {"data": f"scikit-image {image!r}, centre-cropped to a square, resized with anti-aliasing to {size}x{size}, "
-                    "values in [0, 1]; coordinates: pixel centres in [-1, 1]",
-            "image": image, "size": size, "mode": mode, "train": train[mode], "test": test[mode],
+    return {"data": f"scikit-image {image!r}{' (luminance)' if gray else ''}, centre-cropped to a square, resized "
+                    f"with anti-aliasing to {size}x{size}, values in [0, 1]; coordinates: pixel centres in [-1, 1]",
+            "image": image, "size": size, "mode": mode, "gray": gray, "train": train[mode], "test": test[mode],
             "steps": steps, "budget_s": budget_s, "optimizer": "Adam", "batch": "full batch", "loss": "MSE",
             "lr": lr if lr is not None else f"the model's default_lr, else {DEFAULT_LR:g}",
             "lr_decay": "the model's default_lr_decay (exponential over the steps; none under budget_s alone), else none",
-            "own_fit": "a model with fit(signal, *, steps, budget_s, seed, progress) is trained by it",
-            "metrics": ["psnr_train", "psnr_test", "ssim_train", "ssim_test (not in inpaint mode)", "params",
-                        "seconds_per_step"],
+            "own_fit": "a model with fit(signal, *, steps, budget_s, seed, progress) is trained by it; an lr set "
+                       "here is passed to it (refused if its fit takes none)",
+            "metrics": ["psnr_train", "psnr_test", "ssim_train (not in 1d mode)",
+                        "ssim_test (not in inpaint or 1d mode)", "params", "seconds_per_step"],
             "baselines": {b: {"class": BASELINES[b][0].__name__, **BASELINES[b][1], "lr": BASELINES[b][0].default_lr,
                               "hidden": "matched to the model's count_params"} for b in names}}
 
 
 def save_figure(path: str | Path, target: torch.Tensor, recon: torch.Tensor, title: str = "") -> str:
-    """Write a PNG of target | reconstruction | absolute error for (H, W, C) or (T, H, W, C) images."""
+    """Write a PNG of target | reconstruction | absolute error for (H, W, C) or (T, H, W, C) images (curves for (N, C))."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -472,6 +564,18 @@ def save_figure(path: str | Path, target: torch.Tensor, recon: torch.Tensor, tit
     if target.ndim == 4:  # video: the middle frame
         target, recon = target[target.shape[0] // 2], recon[recon.shape[0] // 2]
     t, r = target.clamp(0, 1).numpy(), recon.clamp(0, 1).numpy()
+    if t.ndim == 2:  # a 1-D signal (N, C): curves
+        fig, ax = plt.subplots(figsize=(9, 3.3))
+        ax.plot(t, color="0.6", label="target")
+        ax.plot(r, linestyle="--", label="reconstruction")
+        ax.set_title(title)
+        ax.legend(loc="upper right")
+        fig.tight_layout()
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return str(path)
     err = abs(t - r).mean(-1)
     gray = t.shape[-1] == 1
     fig, axes = plt.subplots(1, 3, figsize=(9, 3.3))
@@ -506,18 +610,20 @@ def _check_channels(model: nn.Module, signal: ImageSignal) -> None:
 def evaluate(model: nn.Module, *, image: str = "camera", size: int = 64, steps: int | None = None,
              budget_s: float | None = None, seed: int = 0, baselines: list[str] | None = None,
              out_dir: str | None = None, lr: float | None = None, mode: str = "fit",
-             signal: ImageSignal | None = None) -> Result:
+             signal: ImageSignal | None = None, gray: bool = False) -> Result:
     """Fit (unless pretrained) and score ``model`` on one image, next to SIREN and ReLU+FF at equal parameters.
 
-    ``mode`` is "fit" or "inpaint" (``make_signal``), or pass a ready ``signal`` (e.g.
-    ``make_video_signal()``). ``lr`` defaults to the model's ``default_lr`` or 1e-4; baselines use
-    their own. With ``out_dir``, writes ``<out_dir>/<name>.png`` for the model and each baseline.
+    ``mode`` is one of ``MODES`` (``make_signal``; ``gray=True`` for a colour image's luminance), or
+    pass a ready ``signal`` (e.g. ``make_video_signal()``). ``lr`` defaults to the model's
+    ``default_lr`` or 1e-4 (a model with its own ``fit`` gets it only when set); baselines use their
+    own. With ``out_dir``, writes ``<out_dir>/<name>.png`` for the model and each baseline.
 
     >>> import zoo                                                      # doctest: +SKIP
     >>> r = zoo.evaluate("poly_inr", steps=500, out_dir="out")          # doctest: +SKIP
     """
     t0 = time.perf_counter()
-    signal = signal or make_signal(image, size, mode)
+    given = signal is not None
+    signal = signal or make_signal(image, size, mode, gray=gray)
     _check_channels(model, signal)
     prov = getattr(model, "zoo", None)
     trained = not getattr(prov, "pretrained", False)
@@ -533,8 +639,8 @@ def evaluate(model: nn.Module, *, image: str = "camera", size: int = 64, steps: 
     m: dict[str, float] = {"params": float(params), "steps": 0.0}
     if trained:
         torch.manual_seed(seed)
-        fig = fit(model, signal, steps=steps, budget_s=budget_s, lr=lr or getattr(model, "default_lr", DEFAULT_LR),
-                  seed=seed, progress=f"fit {name}", lr_decay=getattr(model, "default_lr_decay", None) if steps else None)
+        fig = fit(model, signal, steps=steps, budget_s=budget_s, lr=lr, seed=seed, progress=f"fit {name}",
+                  lr_decay=getattr(model, "default_lr_decay", None) if steps else None)
         m.update({k: float(v) for k, v in fig.items() if k in ("steps", "seconds_per_step", "final_train_loss")})
     rows[name] = (model, m)
     for b in baselines:
@@ -555,6 +661,7 @@ def evaluate(model: nn.Module, *, image: str = "camera", size: int = 64, steps: 
     model_metrics = rows.pop(name)[1]
     return Result(task=NAME, metrics=model_metrics, baselines={k: v[1] for k, v in rows.items()},
                   n=int(signal.test_coords.shape[0]), seconds=time.perf_counter() - t0,
-                  config={"image": signal.name, "size": int(signal.shape[-2]), "mode": signal.mode, "steps": steps,
+                  config={"image": signal.name, "size": int(signal.shape[-2]) if given else size, "mode": signal.mode,
+                          "gray": gray, "steps": steps,
                           "budget_s": budget_s, "seed": seed, "trained": trained, "lr": lr},
                   artifacts=artifacts)
