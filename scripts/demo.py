@@ -1,17 +1,19 @@
 """The main job, end to end, offline: `./dev demo`.
 
 1. start a local Hugging Face-compatible hub (`zoo hub serve`) on a free port;
-2. list plugins and models;
-3. train the pretrained tags with their recipes and push them to the hub (`zoo train NAME.TAG --push`),
-   then create them once through the hub (`zoo create NAME.TAG`: pinned, verified, cached);
-4. stop the hub; in a fresh process with HF_HUB_OFFLINE=1 and the endpoint on a dead port, create them again with
-   pretrained=True from the cache alone, evaluate them on their task next to the task's baselines,
+2. list plugins and pretrained tags; load one from the snapshot its plugin ships (no hub involved);
+3. retrain that tag with its recipe and push it (`zoo train NAME.TAG --push`): the recipe is deterministic on
+   CPU, so the pushed weights' sha256 must equal the one the plugin pins (checked);
+4. publish every shipped snapshot to the hub (`zoo hub publish --org demo`: one commit per repo, Hub cache filled);
+5. stop the hub; in a fresh process with HF_HUB_OFFLINE=1 and the endpoint on a dead port, load the published
+   repos (`hf-hub:demo/...`) from the Hub cache alone, evaluate them on their task next to the task's baselines,
    and print one table.
 
 Everything lives under demo-out/ (hub data, Hub cache); nothing touches the network.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -22,7 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "demo-out"
-TAGS = ["mrl_digits_cnn.digits", "derf_vit.digits"]
+TRAIN = "mrl_digits_cnn.digits"  # about 20 s of CPU
+EVALUATE = ["demo/mrl-digits-cnn", "demo/derf-vit-digits"]  # published below, evaluated offline
 TOKEN = "zoo-demo-token"
 
 EVAL = r'''
@@ -30,7 +33,7 @@ import json, sys, time, torch, zoo
 rows = {}
 for name in sys.argv[1:]:
     t = time.perf_counter()
-    model = zoo.create(name, pretrained=True)
+    model = zoo.create(f"hf-hub:{name}", pretrained=True)
     load_s = time.perf_counter() - t
     result = zoo.evaluate(model)
     rows[name] = {"accuracy": result.metrics["accuracy"], "commit": model.zoo.commit[:12],
@@ -49,10 +52,10 @@ def free_port() -> int:
 
 def zoo_cmd(*args: str, env: dict) -> str:
     print(f"\n$ zoo {' '.join(args)}", flush=True)
-    proc = subprocess.run([sys.executable, "-m", "zoo.cli", *args], env=env, text=True, capture_output=True)
-    print(proc.stdout, end="")
+    # stderr (progress lines, errors) goes straight to the terminal; stdout is also returned to the caller
+    proc = subprocess.run([sys.executable, "-m", "zoo.cli", *args], env=env, text=True, stdout=subprocess.PIPE)
+    print(proc.stdout, end="", flush=True)
     if proc.returncode != 0:
-        print(proc.stderr, file=sys.stderr)
         raise SystemExit(f"zoo {' '.join(args)} failed ({proc.returncode})")
     return proc.stdout
 
@@ -73,21 +76,24 @@ def main() -> int:
         print(hub.stdout.readline(), end="")  # waits until the server is listening
         zoo_cmd("plugins", env=env)
         zoo_cmd("list", "--pretrained", env=env)
-        for tag in TAGS:
-            zoo_cmd("train", tag, "--push", env=env)
-        for tag in TAGS:  # pull once through the hub: resolves main to the pushed commit and fills the cache
-            zoo_cmd("create", tag, env=env)
+        shipped = json.loads(zoo_cmd("create", TRAIN, env=env))
+        print(f"# loaded from the plugin's own snapshot: source={shipped['source']}, sha256 {shipped['sha256'][:16]}")
+        out = zoo_cmd("train", TRAIN, "--push", env=env)
+        trained = json.JSONDecoder().raw_decode(out)[0]["files"]["model.safetensors"]  # the JSON block comes first
+        if trained != shipped["sha256"]:
+            raise SystemExit(f"the recipe gave sha256 {trained}, the plugin pins {shipped['sha256']}")
+        print(f"# the recipe reproduced the pinned weights byte for byte (sha256 {trained[:16]})")
+        zoo_cmd("hub", "publish", "--org", "demo", env=env)
     finally:
         hub.terminate()
         hub.wait(10)
     offline = dict(env, HF_HUB_OFFLINE="1", HF_ENDPOINT="http://127.0.0.1:9")
     print("\n# hub stopped; a fresh process with HF_HUB_OFFLINE=1 and HF_ENDPOINT on a dead port:")
-    proc = subprocess.run([sys.executable, "-c", EVAL, *TAGS], env=offline, text=True, capture_output=True)
+    print(f"$ python -c 'zoo.evaluate(zoo.create(\"hf-hub:REPO\", pretrained=True))' for {', '.join(EVALUATE)}")
+    proc = subprocess.run([sys.executable, "-c", EVAL, *EVALUATE], env=offline, text=True, capture_output=True)
     if proc.returncode != 0:
         print(proc.stderr, file=sys.stderr)
         return 1
-    import json
-
     from zoo.task import format_table
 
     rows = json.loads(proc.stdout.strip().splitlines()[-1])

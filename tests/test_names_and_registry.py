@@ -106,3 +106,14 @@ def test_registry_lists_all_papers():
     assert len(papers) == 120
     assert {p["status"] for p in papers} <= {"planned", "plugin", "reproduced", "not-reproduced", "inconclusive", "theory"}
     assert all(p.get("reason") for p in papers if p["status"] == "theory")
+
+
+def test_a_plugin_that_states_no_claim_is_a_catalogue_without_a_verdict():
+    """A survey's plugin (activation-catalog) ships functions but no claim: no 'reproduced' status can stand."""
+    from pathlib import Path
+
+    from zoo import registry_file
+
+    data = registry_file.build(Path(__file__).resolve().parent.parent / "registry.yaml")
+    entry = next(p for p in data["papers"] if p.get("plugin", p["id"]) == "activation-catalog")
+    assert entry["status"] == "catalogue" and "reproduction" not in entry

@@ -112,7 +112,11 @@ def build(path: str | os.PathLike = "registry.yaml", catalog_md: str | os.PathLi
                 if prev.get(key):
                     entry[key] = prev[key]
             repro = entry.get("reproduction")
-            if repro and repro.get("verdict"):  # decided by the claims harness (seeds, intervals, margin)
+            if status is not None and status.state == "ok" and pid not in cat.claims:
+                # a catalogue (a survey's functions, say): it ships models but states no claim, so it has no verdict
+                entry.pop("reproduction", None)
+                entry["status"] = "catalogue"
+            elif repro and repro.get("verdict"):  # decided by the claims harness (seeds, intervals, margin)
                 entry["status"] = repro["verdict"].replace(" ", "-")
         elif entry.get("class") == "theory":
             entry["status"] = "theory"

@@ -38,6 +38,25 @@ def test_closed_forms():
         assert mittag_leffler(torch.zeros(1, dtype=D), 0.6, b).item() == pytest.approx(1 / math.gamma(b))
 
 
+def test_negative_tail_matches_exp_in_relative_error():
+    # issue 14: E_{1,1}(z) = exp(z) was returned as 0 below z ~ -16 (the algebraic expansion's coefficients
+    # 1/Gamma(1 - k) all vanish there) and lost 5% to the series' cancellation near -16
+    z = -torch.logspace(-3, math.log10(700), 400, dtype=D)
+    torch.testing.assert_close(mittag_leffler(z, 1.0, 1.0), torch.exp(z), rtol=1e-12, atol=0)
+    torch.testing.assert_close(log_mittag_leffler(z, 1.0, 1.0), z, rtol=1e-12, atol=0)
+    torch.testing.assert_close(mittag_leffler(z, 1.0, 2.0), -torch.expm1(z) / -z, rtol=1e-12, atol=0)
+    assert mittag_leffler(torch.tensor([-40.0]), 1.0, 1.0).item() == pytest.approx(math.exp(-40), rel=1e-6)  # float32
+
+
+@pytest.mark.parametrize("z, a, b, value, rel", [  # values: 60-digit mpmath sums of the series
+    (-20.0, 0.999, 1.0, 5.59790680353e-5, 1e-6), (-20.0, 1.0, 1.001, 5.28273238085e-5, 1e-6),  # 3.4e-5, 3.9e-5 before
+    (-30.0, 0.99, 1.0, 3.59756051682e-4, 1e-8), (-14.0, 0.95, 1.0, 4.27772088202e-3, 1e-4),
+    (-18.0, 0.8, 0.8, 6.213759142e-4, 1e-8)])
+def test_negative_tail_near_the_exponential_case(z, a, b, value, rel):
+    # close to (a, b) = (1, 1) the algebraic coefficients nearly vanish and exp(-x) is a large part of E
+    assert mittag_leffler(torch.tensor([z], dtype=D), a, b).item() == pytest.approx(value, rel=rel)
+
+
 def test_derivative_is_a_mittag_leffler_function():
     """dE_{a,b}/dz = (E_{a,b-1}(z) - (b-1) E_{a,b}(z)) / (a z): autograd agrees with the identity."""
     a, b = 0.8, 1.2

@@ -206,9 +206,14 @@ class EuclideanEmbedding(HierarchyEmbedding):
         return (u - v).pow(2).sum(-1)
 
 
-def poincare_embed(num_nodes: int = 1180, dim: int = 10, negatives: int = 10, lr: float = 1.0, epochs: int = 100,
+def poincare_embed(num_nodes: int = 1180, dim: int = 10, negatives: int = 10, lr: float = 30.0, epochs: int = 100,
                    burn_in: int = 10, burn_in_c: float = 10.0, batch_size: int = 64) -> PoincareEmbedding:
-    """Poincaré embeddings with the paper's training details (init ±0.001, 10 burn-in epochs at lr/10)."""
+    """Poincaré embeddings with the paper's training details (init ±0.001, 10 burn-in epochs at lr/10).
+
+    ``lr`` 30: the paper gives no learning rate (the authors' scripts use 0.3 with batches of 10 for 300 epochs,
+    ~50x our updates); with batches of 64 and tens of epochs, 30 is the best MAP of the grid {0.3, ..., 100}
+    on the mammal closure (issue 14: the former default 1 reached MAP 0.60 where 10 reached 0.89).
+    """
     return PoincareEmbedding(num_nodes=num_nodes, dim=dim, negatives=negatives, lr=lr, epochs=epochs,
                              burn_in=burn_in, burn_in_c=burn_in_c, batch_size=batch_size)
 

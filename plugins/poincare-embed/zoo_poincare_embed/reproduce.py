@@ -18,7 +18,9 @@ from zoo_task_graph_embed import task
 
 from .plugin import CLAIM
 
-HIERARCHY, DIMS, LRS = "mammal", (2, 5, 10), (0.3, 1.0, 3.0, 10.0)
+# the grid spans both geometries' best learning rates with room on each side (issue 14: the former grid ended at 10,
+# where Poincaré's best lay; 30 is its best at d = 10 after 40 epochs, 100 already worse)
+HIERARCHY, DIMS, LRS = "mammal", (2, 5, 10), (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 QUICK = {"tree": {"branching": 3, "depth": 3}, "lrs": (3.0,)}  # a 40-node tree, one learning rate
 MODELS = {"Poincaré": "poincare_embed", "Euclidean": "euclidean_embed"}
 

@@ -1,11 +1,12 @@
 """Conformance kit plus tests of SmartMixed's two phases: Gumbel selection, freezing, grouping, training."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 import zoo
 from zoo.testing import check_plugin
-from zoo_smartmixed_act.model import POOL, SmartMixedActivation, choice_counts, freeze, smartmixed_layers, smartmixed_mlp
+from zoo_smartmixed_act.model import CLIP, POOL, SmartMixedActivation, choice_counts, freeze, smartmixed_layers, smartmixed_mlp
 from zoo_smartmixed_act.training import freeze_after
 from zoo_task_digits import task
 
@@ -53,6 +54,17 @@ def test_eval_before_freezing_uses_the_argmax_and_equals_the_frozen_layer():
     for i in range(40):
         fn = list(POOL.values())[int(layer.choice[i])]
         torch.testing.assert_close(layer(x)[:, i], fn(x[:, i]))
+
+
+def test_freezing_keeps_the_clip_of_the_selection_phase():
+    # issue 14: the selection phase clips to [-10, 10], the frozen path did not, so freezing changed the function
+    torch.manual_seed(4)
+    layer = SmartMixedActivation(60)
+    x = 40 * torch.randn(9, 60)
+    y_eval = layer.eval()(x)
+    assert y_eval.abs().max() <= CLIP and (x.abs() > CLIP).any()
+    layer.freeze()
+    torch.testing.assert_close(layer(x), y_eval)
 
 
 def test_frozen_choices_survive_save_and_load(tmp_path):
@@ -119,7 +131,7 @@ def test_quick_reproduction_measures_choices_and_inference_cost():
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
     assert list(r.table) == [f"{kind} d={d}" for d in (2, 3, 4) for kind in ("SmartMixed", "ReLU-only")]
     assert [c["check"] for c in r.checks] == ["SmartMixed d=2 chi2_p <= 0.01", "SmartMixed d=3 chi2_p <= 0.01",
-                                              "SmartMixed d=4 chi2_p <= 0.01", "SmartMixed d=4 frozen_over_selection <= 1"]
+                                              "SmartMixed d=4 chi2_p <= 0.01", "SmartMixed d=4 frozen_over_single <= 1.5"]
     assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
     sm = r.table["SmartMixed d=3"]
     # every hidden neuron chose exactly one function per layer: 128 per layer
@@ -127,5 +139,11 @@ def test_quick_reproduction_measures_choices_and_inference_cost():
     # SmartMixed is not the ReLU-only MLP: other losses, and the selection logits only while training
     assert r.per_seed["SmartMixed d=2"]["final_train_loss"] != r.per_seed["ReLU-only d=2"]["final_train_loss"]
     assert sm["params"] > sm["params_at_inference"] == r.table["ReLU-only d=3"]["params"]
-    assert {"infer_ms_frozen", "infer_ms_selection"} <= set(r.table["SmartMixed d=4"])
+    d4 = r.table["SmartMixed d=4"]
+    assert {"infer_ms_frozen", "infer_ms_selection", "infer_ms_single", "infer_ms_relu"} <= set(d4)
+    # (b) compares the frozen network with the single-activation network of its most chosen function
+    per_seed = r.per_seed["SmartMixed d=4"]
+    assert per_seed["frozen_over_single"] == pytest.approx(
+        [f / s for f, s in zip(per_seed["infer_ms_frozen"], per_seed["infer_ms_single"], strict=True)])
+    assert 0 <= d4["single_function"] < len(POOL)
     assert "infer_ms_frozen" not in r.table["SmartMixed d=2"]

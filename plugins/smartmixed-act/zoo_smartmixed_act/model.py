@@ -10,7 +10,8 @@ Learning in Neural Networks" (arXiv:2510.22450), Sec. 3:
   the mixture are clipped to [-10, 10] and the logits start at zero with 0.001 at one random entry.
 * Phase 2 (fixed): ``freeze()`` fixes each neuron's function to ``argmax l_i``; neurons are then
   grouped by function (one permutation, one call per function on a contiguous slice), so the layer
-  costs a handful of vectorised element-wise calls instead of six full passes and a mixture.
+  costs a handful of vectorised element-wise calls instead of six full passes and a mixture. Outputs
+  are clipped to [-10, 10] as in phase 1, so at freezing the network computes what it computed in eval.
 
 The frozen choice lives in a buffer (``choice``, -1 while selecting), so a frozen model saves and
 loads through the same architecture. In eval mode before freezing, the layer uses the logits'
@@ -54,7 +55,7 @@ POOL: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "elu": elu, "selu": selu,
 }
 TEMPERATURE = 0.5  # authors' default
-CLIP = 10.0  # authors' code clips each candidate and the mixture to [-10, 10] in the selection phase
+CLIP = 10.0  # authors' code clips each candidate and the mixture to [-10, 10]; the frozen phase clips alike
 
 
 class SmartMixedActivation(nn.Module):
@@ -133,7 +134,8 @@ class SmartMixedActivation(nn.Module):
         if self.frozen:  # neurons grouped per function, each group one contiguous block (neurons first)
             order, inverse, bounds = self._grouping()
             xs = x.reshape(-1, self.num_neurons).t().index_select(0, order)
-            parts = [fn(xs[a:b]) for fn, (a, b) in zip(POOL.values(), bounds, strict=True) if b > a]
+            # clipped as in the selection phase, so freezing does not change the function the network computes
+            parts = [fn(xs[a:b]).clamp(-CLIP, CLIP) for fn, (a, b) in zip(POOL.values(), bounds, strict=True) if b > a]
             return torch.cat(parts).index_select(0, inverse).t().reshape(x.shape)
         w = self.mixture_weights()
         stacked = torch.stack([fn(x).clamp(-CLIP, CLIP) for fn in POOL.values()], dim=-1)

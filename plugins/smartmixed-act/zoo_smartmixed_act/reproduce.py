@@ -8,8 +8,11 @@ and batches trains beside it (at depth 2 that is the task's ``mlp-ln-relu``).
 (a) Layers prefer different functions: for each depth and seed, a chi-square test of homogeneity of
     the frozen choices across layers (``chi2_p``).
 (b) The frozen network stays efficient: at depth 4 its inference time on the 450 test images over
-    the selection-phase network's (the same trained weights, choices unfrozen), rounds interleaved,
-    median of repeats; all-ReLU and all-``torch.nn.ELU`` MLPs are timed beside them for context.
+    that of a single-activation MLP of the same shape using the function its neurons chose most (the
+    same implementation from ``POOL``), rounds interleaved, median of repeats. The selection-phase
+    network (the same trained weights, choices unfrozen), all-ReLU and all-``torch.nn.ELU`` MLPs are
+    timed beside them for context. (Frozen over selection, the former check, is true by construction:
+    the selection phase evaluates all six functions and a mixture.)
 Accuracy against ReLU-only is reported beside them.
 """
 from __future__ import annotations
@@ -31,6 +34,20 @@ from .training import freeze_after
 
 DEPTHS = (2, 3, 4)
 P_VALUE = 0.01
+# "stays efficient": a mixed network pays a permutation and one call per chosen function per layer; within 1.5x
+# the time of a network with its most chosen function alone is what we call efficient (fixed before the run)
+EFFICIENT = 1.5
+
+
+class PoolActivation(torch.nn.Module):
+    """One function of ``POOL`` as a layer: the single-activation network's activation (no clipping)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name, self.fn = name, POOL[name]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fn(x)
 
 
 @torch.no_grad()
@@ -77,9 +94,15 @@ def smartmixed_row(*, seed: int, steps: int, depth: int, timing_repeats: int = 0
         selecting.load_state_dict(model.state_dict())
         for layer in smartmixed_layers(selecting):
             layer.choice.fill_(-1)
-        ms = inference_ms({"selection": selecting, "frozen": model, "relu": DigitsMLP(depth=depth),
+        chosen = {name: sum(c[name] for c in counts) for name in POOL}
+        top = max(chosen, key=chosen.get)
+        single = DigitsMLP(depth=depth, act_layer=lambda: PoolActivation(top))
+        ms = inference_ms({"selection": selecting, "frozen": model, "single": single, "relu": DigitsMLP(depth=depth),
                            "elu": DigitsMLP(depth=depth, act_layer=torch.nn.ELU)}, timing_repeats)
         out.update({f"infer_ms_{k}": v for k, v in ms.items()})
+        out["single_function"] = float(list(POOL).index(top))
+        out["frozen_over_single"] = ms["frozen"] / ms["single"]
+        out["frozen_over_relu"] = ms["frozen"] / ms["relu"]
         out["frozen_over_selection"] = ms["frozen"] / ms["selection"]
     return out
 
@@ -91,8 +114,12 @@ REPRODUCTION = Claim(
             quick_args={"timing_repeats": 2 if d == DEPTHS[-1] else 0}),
         Row(f"ReLU-only d={d}", relu_row, {"depth": d}))],
     checks=[*(Check(f"SmartMixed d={d}", "chi2_p", margin=P_VALUE, higher=False) for d in DEPTHS),
-            Check(f"SmartMixed d={DEPTHS[-1]}", "frozen_over_selection", margin=1.0, higher=False)],
-    settings={"freeze_at": "steps // 2", "p_value": P_VALUE},
-    notes="(a) chi-square p <= 0.01 per depth (the test's usual level), each seed's 128 x depth choices; (b) frozen "
-          "over selection-phase inference time <= 1 at depth 4; accuracy vs ReLU-only is reported, not checked",
+            Check(f"SmartMixed d={DEPTHS[-1]}", "frozen_over_single", margin=EFFICIENT, higher=False)],
+    settings={"freeze_at": "steps // 2", "p_value": P_VALUE, "efficient": EFFICIENT, "pool": list(POOL)},
+    notes=f"(a) chi-square p <= {P_VALUE} per depth (the test's usual level), each seed's 128 x depth choices; (b) at "
+          f"depth 4 the frozen network's inference time is at most {EFFICIENT}x that of a single-activation MLP of the "
+          "same shape with the function its neurons chose most (single_function: index in the pool), margin fixed "
+          "before the run: a permutation and one call per chosen function are the price of mixing, 1.5x is what we "
+          "call efficient; frozen over ReLU-only and over the selection phase (true by construction, the former "
+          "check) and accuracy vs ReLU-only are reported, not checked",
 )

@@ -570,12 +570,7 @@ def save_figure(path: str | Path, target: torch.Tensor, recon: torch.Tensor, tit
         ax.plot(r, linestyle="--", label="reconstruction")
         ax.set_title(title)
         ax.legend(loc="upper right")
-        fig.tight_layout()
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        return str(path)
+        return _save(fig, path)
     err = abs(t - r).mean(-1)
     gray = t.shape[-1] == 1
     fig, axes = plt.subplots(1, 3, figsize=(9, 3.3))
@@ -587,6 +582,12 @@ def save_figure(path: str | Path, target: torch.Tensor, recon: torch.Tensor, tit
         ax.set_title(label)
         ax.axis("off")
     fig.suptitle(title)
+    return _save(fig, path)
+
+
+def _save(fig, path: str | Path) -> str:
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

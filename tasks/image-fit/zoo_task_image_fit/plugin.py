@@ -14,7 +14,8 @@ TASKS: list = [
         check_output="zoo_task_image_fit.image_fit:check_output",
         describe="zoo_task_image_fit.image_fit:describe",
         baselines=("siren", "relu-ff"),
-        description="fit one bundled scikit-image image (64x64 camera by default; modes fit/inpaint, or a "
+        description="fit one bundled scikit-image image (64x64 camera by default, gray= for colour ones; "
+                    "modes fit, inpaint, superres (fit at half resolution, score at full) and 1d (one image row), or a "
                     "16-frame video) with Adam on MSE under a step/time budget; PSNR/SSIM on the training grid, "
                     "PSNR on the 2x finer grid or held-out pixels, params, seconds per step",
     ),

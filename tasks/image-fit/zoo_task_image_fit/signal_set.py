@@ -19,8 +19,11 @@ of the set) on the training and held-out images, trainable parameters, seconds p
 
 Baselines (``build_baseline``): conventional MLP autoencoders (encoder pixels -> hidden -> latent,
 decoder latent -> hidden -> pixels, ReLU, the model's latent size when it declares ``latent_dim``,
-else 32), trained with Adam (1e-3) on minibatch MSE for the same steps: ``ae`` has the model's
-parameter count, ``ae-2x`` twice it (the GON paper's comparison).
+else 32), trained with Adam (1e-3) on minibatch MSE for the same steps: ``ae`` has as many
+parameters as the model stores (``stored_params``), ``ae-2x`` twice that (the GON paper's comparison).
+What a model stores is its trainable parameters, unless it declares more: a per-signal method keeps
+state outside its parameters (D'OH optimises one latent per signal through fixed projections, so it
+has no trainable parameters at all) and says so with a method ``stored_params(signal_set) -> int``.
 """
 from __future__ import annotations
 
@@ -193,6 +196,22 @@ class MLPAutoencoder(nn.Module):
         return out
 
 
+def stored_params(model: nn.Module, signal_set: SignalSet) -> int:
+    """How many numbers ``model`` stores to represent ``signal_set.train``: what the baselines are sized to.
+
+    An amortised model (GON, an autoencoder) stores its shared weights; its latents are computed from
+    the input, so this is ``count_params(model)``. A model that keeps per-signal state outside its
+    parameters declares the total with a method ``model.stored_params(signal_set) -> int`` (D'OH: one
+    ``latent_dim`` code per training signal), which is used instead.
+
+    >>> ae = MLPAutoencoder((8, 8, 1), hidden=16, latent_dim=4)
+    >>> stored_params(ae, load_set("digits", 8, n_train=4, n_test=2)) == count_params(ae)
+    True
+    """
+    declared = getattr(model, "stored_params", None)
+    return int(declared(signal_set)) if callable(declared) else count_params(model)
+
+
 def build_baseline(name: str, *, params: int | None = None, data: SignalSet | None = None, seed: int = 0,
                    latent_dim: int = DEFAULT_LATENT) -> nn.Module:
     """``ae`` (``params`` parameters) or ``ae-2x`` (2 * ``params``), the hidden width matched by search.
@@ -206,7 +225,7 @@ def build_baseline(name: str, *, params: int | None = None, data: SignalSet | No
     if name not in BASELINES:
         raise ValueError(f"unknown {NAME} baseline {name!r}; choose from {BASELINES}")
     if params is None:
-        raise ValueError(f"{NAME} sizes its baselines to the model: pass params=count_params(model)")
+        raise ValueError(f"{NAME} sizes its baselines to the model: pass params=stored_params(model, data)")
     shape = data.shape if data is not None else (16, 16, 1)
     target = params * (2 if name == "ae-2x" else 1)
     torch.manual_seed(seed)
@@ -232,10 +251,12 @@ def describe(*, dataset: str = "digits", size: int = 16, steps: int | None = Non
             "dataset": dataset, "size": size, "n_train": n_train, "n_test": n_test,
             "steps": DEFAULT_STEPS if steps is None else int(steps), "budget_s": None,
             "training": "the model's own fit(signal_set, *, steps, seed, progress)",
-            "metrics": ["mse_train", "psnr_train", "mse_test", "psnr_test", "params", "seconds_per_step"],
+            "metrics": ["mse_train", "psnr_train", "mse_test", "psnr_test", "params", "stored_params",
+                        "seconds_per_step"],
             "scored": f"at most {MAX_TRAIN_SCORED} training images, every held-out image; predictions clipped to [0, 1]",
-            "baselines": {b: {"class": MLPAutoencoder.__name__, "params": "2x the model's" if b == "ae-2x" else
-                              "the model's", "latent_dim": f"the model's latent_dim, else {DEFAULT_LATENT}",
+            "baselines": {b: {"class": MLPAutoencoder.__name__, "params": ("2x " if b == "ae-2x" else "") +
+                              "what the model stores (stored_params: its trainable parameters, or what it declares)",
+                              "latent_dim": f"the model's latent_dim, else {DEFAULT_LATENT}",
                               "optimizer": "Adam", "lr": MLPAutoencoder.default_lr, "batch_size": BATCH_SIZE,
                               "loss": "MSE"}
                           for b in (BASELINES if baselines is None else baselines)}}
@@ -278,8 +299,8 @@ def evaluate(model: nn.Module, *, dataset: str = "digits", size: int = 16, steps
     prov = getattr(model, "zoo", None)
     trained = not getattr(prov, "pretrained", False)
     baselines = list(BASELINES) if baselines is None else list(baselines)
-    params = count_params(model)
-    metrics: dict[str, float] = {"params": float(params)}
+    stored = stored_params(model, sset)
+    metrics: dict[str, float] = {"params": float(count_params(model)), "stored_params": float(stored)}
     if trained:
         torch.manual_seed(seed)
         fig = model.fit(sset, steps=steps, seed=seed, progress=f"fit {NAME}")
@@ -287,7 +308,7 @@ def evaluate(model: nn.Module, *, dataset: str = "digits", size: int = 16, steps
     metrics.update(score(model, sset))
     rows: dict[str, dict[str, float]] = {}
     for b in baselines:
-        base = build_baseline(b, params=max(params, 1), data=sset, latent_dim=getattr(model, "latent_dim", DEFAULT_LATENT),
+        base = build_baseline(b, params=max(stored, 1), data=sset, latent_dim=getattr(model, "latent_dim", DEFAULT_LATENT),
                               seed=seed)
         fig = base.fit(sset, steps=steps, seed=seed, progress=f"fit {b}")
         rows[b] = {"params": float(count_params(base)), "steps": float(fig["steps"]),
