@@ -18,7 +18,7 @@ from zoo_flops_sparse_embed.model import (
     l1_regularizer,
     query_flops,
 )
-from zoo_flops_sparse_embed.reproduce import REPRODUCTION, dominance_gap
+from zoo_flops_sparse_embed.reproduce import REPRODUCTION, VERSUS_L1, curve_advantage, dominance_gap
 from zoo_task_retrieval import task
 from zoo_task_retrieval.data import synthetic_split
 
@@ -113,12 +113,33 @@ def test_dominance_gap_on_planted_points():
     assert dominance_gap(point, [{"flops": 11, "ndcg@10": 0.9}]) == pytest.approx(-0.5)  # only "retrieve nothing"
 
 
+def test_curve_advantage_on_planted_curves():
+    curve = [{"flops": 100, "ndcg@10": 0.4}, {"flops": 10_000, "ndcg@10": 0.6}]
+    assert curve_advantage({"flops": 1_000, "ndcg@10": 0.5}, curve) == pytest.approx(0.0)  # on the curve: a tie
+    assert curve_advantage({"flops": 1_000, "ndcg@10": 0.45}, curve) == pytest.approx(-0.05)
+    assert curve_advantage({"flops": 10, "ndcg@10": 0.45}, curve) == pytest.approx(0.05)  # cheaper than the curve
+    assert curve_advantage({"flops": 1e6, "ndcg@10": 0.65}, curve) == pytest.approx(0.05)
+
+
+def test_a_tie_with_l1_does_not_reproduce():
+    # issue 14: "not beaten by more than 0.01" let a FLOPs curve lying on the L1 curve pass; the head-to-head check
+    # needs the FLOPs points above the L1 curve
+    from zoo.claims import decide
+
+    check = next(c for c in REPRODUCTION.checks if c.row == VERSUS_L1)
+    tie = {VERSUS_L1: {"ndcg_over_l1_mean": [0.004, -0.006, 0.001, -0.002, 0.003]}}
+    assert decide(check, tie)["verdict"] == "inconclusive"
+    below = {VERSUS_L1: {"ndcg_over_l1_mean": [-0.02, -0.03, -0.025]}}
+    assert decide(check, below)["verdict"] == "not reproduced"
+
+
 def test_quick_reproduction_measures_each_flops_point_against_the_baselines():
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
     flops = [f"sparse 1024-d, flops reg, lambda={x:g}" for x in (0.3, 1, 3, 10)]
-    assert [c["check"] for c in r.checks] == [f"{f} dominance_gap <= 0.01" for f in flops]
-    assert len(r.rows) == 15 and r.seeds == [0, 1]
-    base = [label for label in r.rows if label not in flops]
+    assert [c["check"] for c in r.checks] == [*(f"{f} dominance_gap <= 0.01" for f in flops),
+                                              f"{VERSUS_L1} ndcg_over_l1_mean >= 0"]
+    assert len(r.rows) == 16 and r.seeds == [0, 1]
+    base = [label for label in r.rows if label not in (*flops, VERSUS_L1)]
     assert r.per_seed["dense PCA d=16"]["flops"] == [200 * 16] * 2  # N * d multiplications, exactly
     for i in range(2):  # each gap is recomputed from the table: the best cheaper baseline's nDCG minus the point's
         for f in flops:
@@ -128,3 +149,7 @@ def test_quick_reproduction_measures_each_flops_point_against_the_baselines():
     l1 = r.per_seed["sparse 1024-d, l1 reg, lambda=0.01"]
     assert r.per_seed[flops[1]]["flops"] != l1["flops"]  # different regularisers, different costs
     assert all(math.isfinite(x) for f in flops for x in r.per_seed[f]["dominance_gap"])
+    for i in range(2):  # the head-to-head row averages the FLOPs points' advantage over the same seed's L1 curve
+        l1s = [{k: r.per_seed[b][k][i] for k in ("flops", "ndcg@10")} for b in base if ", l1 reg," in b]
+        adv = [curve_advantage({k: r.per_seed[f][k][i] for k in ("flops", "ndcg@10")}, l1s) for f in flops]
+        assert r.per_seed[VERSUS_L1]["ndcg_over_l1_mean"][i] == pytest.approx(sum(adv) / 4)

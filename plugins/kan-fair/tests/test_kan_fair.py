@@ -6,7 +6,7 @@ import torch
 from zoo.task import count_params
 from zoo.testing import check_plugin
 from zoo_kan_fair import measures
-from zoo_kan_fair.model import BSplineActivation, BSplineMLP, bspline_mlp, mlp_digits
+from zoo_kan_fair.model import BSplineActivation, BSplineMLP, bspline_mlp, kan_digits, mlp_digits
 from zoo_kan_fair.reproduce import digits_model
 from zoo_nn.kan import BSplineKANLayer, bspline_basis
 from zoo_task_formula_regress.task import torch_threads
@@ -73,6 +73,25 @@ def test_digits_networks_are_matched_in_parameters():
         assert m(torch.rand(2, 1, 8, 8)).shape == (2, 10)
 
 
+def test_flop_matched_networks_cost_the_kans_flops():
+    from zoo_kan_fair.reproduce import KAN_HIDDEN, digits_model_flops, flops_width
+
+    target = measures.flops(kan_digits(hidden=KAN_HIDDEN))
+    for label in ("MLP", "B-spline MLP"):
+        m = digits_model_flops(label, 0)
+        assert abs(measures.flops(m) - target) / target < 0.01, label
+        assert count_params(m) > 5 * count_params(kan_digits(hidden=KAN_HIDDEN)), label  # so far from param-matched
+    assert flops_width(lambda w: torch.nn.Linear(3, w), 60.0) == 10
+
+
+def test_forgetting_check_has_a_margin():
+    from zoo_kan_fair.reproduce import FORGETTING_MARGIN, REPRODUCTION
+
+    forgetting = [c for c in REPRODUCTION.checks if c.metric == "cl_forgetting"]
+    assert [c.margin for c in forgetting] == [FORGETTING_MARGIN] and FORGETTING_MARGIN >= 0.01
+    assert len(REPRODUCTION.seeds) >= 5
+
+
 def test_class_incremental_protocol():
     torch.manual_seed(0)
     out = measures.class_incremental(mlp_digits(hidden=8), steps_per_task=3)
@@ -90,13 +109,18 @@ def test_quick_reproduction_runs_the_three_settings_at_equal_size():
     from zoo_kan_fair.reproduce import REPRODUCTION
 
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
-    assert list(r.table) == ["MLP", "KAN", "B-spline MLP"] and r.seeds == [0, 1]
-    assert [c["check"] for c in r.checks] == ["digits_acc: MLP - KAN >= 0", "log_rel_rmse_gmean: MLP - KAN >= 0",
+    assert list(r.table) == ["MLP", "KAN", "B-spline MLP", "MLP (FLOP-matched)", "B-spline MLP (FLOP-matched)"]
+    assert r.seeds == [0, 1]
+    assert [c["check"] for c in r.checks] == ["digits_acc: MLP - KAN >= 0", "digits_acc: MLP (FLOP-matched) - KAN >= 0",
+                                              "log_rel_rmse_gmean: MLP - KAN >= 0",
                                               "log_rel_rmse_gmean: KAN - B-spline MLP >= -0.0953102",
-                                              "cl_forgetting: KAN - MLP >= 0"]
+                                              "cl_forgetting: KAN - MLP >= 0.01"]
     assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
+    param_rows = ("MLP", "KAN", "B-spline MLP")
     for key in ("digits_params", "formula_params"):  # equal parameter count on both tasks
-        assert all(abs(r.table[k][key] - r.table["KAN"][key]) / r.table["KAN"][key] < 0.1 for k in r.table), key
+        assert all(abs(r.table[k][key] - r.table["KAN"][key]) / r.table["KAN"][key] < 0.1 for k in param_rows), key
+    for k in ("MLP (FLOP-matched)", "B-spline MLP (FLOP-matched)"):  # equal FLOPs on digits
+        assert abs(r.table[k]["digits_flops"] - r.table["KAN"]["digits_flops"]) / r.table["KAN"]["digits_flops"] < 0.01
     # the KAN costs far more FLOPs than the MLP of its size (the paper's point), and trains differently
     assert r.table["KAN"]["digits_flops"] > 5 * r.table["MLP"]["digits_flops"]
     for key in ("digits_acc", "rel_rmse:xy", "cl_forgetting"):

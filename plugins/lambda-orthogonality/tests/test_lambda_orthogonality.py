@@ -72,6 +72,41 @@ def test_lambda_trades_adaptation_for_orthogonality():
     assert gaps["orthogonal"] < 1e-8 < gaps["lambda"] < gaps["affine"]
 
 
+def test_tolerance_form_is_free_inside_the_tolerance():
+    torch.manual_seed(0)
+    model = AffineAdapter(in_dim=4, out_dim=4, lam=0.5, mode="tolerance", hinge_weight=10.0)
+    assert model.regularizer().item() == 0.0  # orthogonal start: inside the ball
+    with torch.no_grad():
+        model.linear.weight.copy_(torch.eye(4) * 1.1)  # ||A^T A - I||_F = 2 * 0.21 = 0.42 <= 0.5
+    assert model.regularizer().item() == 0.0
+    with torch.no_grad():
+        model.linear.weight.copy_(torch.eye(4) * 1.5)  # ||A^T A - I||_F = 2 * 1.25 = 2.5
+    assert model.regularizer().item() == pytest.approx(10.0 * (2.5 - 0.5) ** 2, rel=1e-5)
+    model.linear.weight.grad = None
+    model.regularizer().backward()
+    assert torch.isfinite(model.linear.weight.grad).all()
+
+
+def test_cosine_alignment_lets_the_free_map_fit_best():
+    # issue 14: under the contrastive alignment the free affine map was the worst fit of the data it was fitted on;
+    # under the protocol's cosine regression it is the best fit (old = new stretched along one axis plus a shift)
+    from zoo_lambda_orthogonality.reproduce import adapter_row, fit_adapter
+
+    data = _pairs(n=256)
+    new, old = data.queries, data.docs
+    cos = {}
+    for name, kw in {"affine": {"lam": 0.0}, "lambda": {"lam": 1.0}, "orthogonal": {"mode": "orthogonal"}}.items():
+        torch.manual_seed(0)
+        model = fit_adapter(zoo.create("lambda_orthogonal_adapter", in_dim=8, out_dim=8, **kw), new, old,
+                            torch.zeros(256, dtype=torch.long), steps=400)
+        with torch.no_grad():
+            cos[name] = F.cosine_similarity(model(new), old).mean().item()
+    assert cos["affine"] > 0.99 and cos["affine"] > max(cos["lambda"], cos["orthogonal"]) + 0.1
+    import inspect
+
+    assert inspect.signature(adapter_row).parameters["alignment"].default == "cosine"
+
+
 def test_ranking_metrics_on_known_rankings():
     q = torch.tensor([[1.0, 0.0], [1.0, 0.2]])
     g = torch.tensor([[0.9, 0.1], [0.1, 0.9], [0.8, 0.3]])
@@ -88,8 +123,8 @@ def test_quick_reproduction_compares_the_adapters():
 
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
     assert list(r.table)[:3] == ["old -> old (reference)", "new -> old, no adapter", "affine (lam=0)"]
-    assert len(r.table) == 8 and r.seeds == [0, 1]
-    assert [c["check"] for c in r.checks] == ["compat_top1_seen: lambda-orthogonal (lam=1) - orthogonal >= 0",
+    assert len(r.table) == 11 and r.seeds == [0, 1] and "tolerance (tau=1)" in r.table
+    assert [c["check"] for c in r.checks] == ["compat_map_seen: lambda-orthogonal (lam=1) - orthogonal >= 0",
                                               "self_knn_top1: lambda-orthogonal (lam=1) - new -> old, no adapter >= -0.01"]
     assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
     # the strict adapter is orthogonal, so it keeps the new model's own kNN ranking exactly; lambda = 1 is not

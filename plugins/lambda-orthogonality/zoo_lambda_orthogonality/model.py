@@ -12,11 +12,14 @@ orthogonality constraint while learning T:
 
 with lam trading adaptation (lam = 0: free affine) against preservation (lam -> inf: orthogonal).
 The paper's full text could not be read here: this form of the regulariser is the one in
-``papers/CATALOG.md`` (entry 51); a reading where lam is instead a tolerance (a penalty only on the
-part of ||A^T A - I|| above lam) is possible and not implemented. ``L_align`` here is the retrieval
-task's in-batch contrastive loss between T(new embeddings) and old embeddings (cosine / 0.05; the
-caller's ``target``/``ignore`` say which old embedding is each one's positive: the reproduction
-uses the same image's); A starts orthogonal (``nn.init.orthogonal_``) and b at 0 (our choices).
+``papers/CATALOG.md`` (entry 51). The other reading of the name, lam as a *tolerance* (A is
+"lambda-orthogonal" when ||A^T A - I||_F <= lam), is ``mode="tolerance"``: the hinge
+``hinge_weight * max(0, ||A^T A - I||_F - lam)^2``, free inside the tolerance ball. ``loss`` is
+the retrieval task's in-batch contrastive loss between T(new embeddings) and old embeddings
+(cosine / 0.05; the caller's ``target``/``ignore`` say which old embedding is each one's
+positive); the reproduction's default alignment is instead a cosine regression of T(new(x)) on
+old(x) (``reproduce.fit_adapter``). A starts orthogonal (``nn.init.orthogonal_``) and b at 0 (our
+choices).
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from torch.nn.utils import parametrizations
 
 __all__ = ["orthogonality_gap", "AffineAdapter", "lambda_orthogonal_adapter", "MODES"]
 
-MODES = ("lambda", "orthogonal")
+MODES = ("lambda", "tolerance", "orthogonal")
 
 
 def orthogonality_gap(a: torch.Tensor) -> torch.Tensor:
@@ -46,11 +49,13 @@ class AffineAdapter(nn.Module):
     Args:
         in_dim: size of the new model's embeddings.
         out_dim: size of the old model's embeddings (``out_dim >= in_dim`` for A to be orthogonal).
-        lam: weight of the lambda-orthogonality term ``lam * ||A^T A - I||_F^2`` (``mode="lambda"``);
-            0 gives the free affine map.
-        mode: "lambda" (the method; lam = 0: free affine) or "orthogonal" (A kept exactly orthogonal
-            by ``torch.nn.utils.parametrizations.orthogonal``: the strict baseline).
+        lam: weight of the lambda-orthogonality term ``lam * ||A^T A - I||_F^2`` (``mode="lambda"``;
+            0 gives the free affine map), or the tolerance on ``||A^T A - I||_F`` (``mode="tolerance"``).
+        mode: "lambda" (the method; lam = 0: free affine), "tolerance" (the hinge form) or
+            "orthogonal" (A kept exactly orthogonal by ``torch.nn.utils.parametrizations.orthogonal``:
+            the strict baseline).
         temperature: of the contrastive alignment loss.
+        hinge_weight: weight of the hinge ``max(0, ||A^T A - I||_F - lam)^2`` (``mode="tolerance"``).
 
     As a retrieval model (``zoo_task_retrieval.task``): ``encode_queries`` maps new-model embeddings
     into the old space, ``encode_docs`` leaves the old gallery as it is (no backfilling); both are
@@ -60,13 +65,13 @@ class AffineAdapter(nn.Module):
     kind = "single"
 
     def __init__(self, in_dim: int = 64, out_dim: int = 64, lam: float = 1.0, mode: str = "lambda",
-                 temperature: float = 0.05) -> None:
+                 temperature: float = 0.05, hinge_weight: float = 10.0) -> None:
         super().__init__()
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if mode == "orthogonal" and out_dim < in_dim:
             raise ValueError(f"an orthogonal map needs out_dim >= in_dim, got {out_dim} < {in_dim}")
-        self.lam, self.mode, self.temperature = lam, mode, temperature
+        self.lam, self.mode, self.temperature, self.hinge_weight = lam, mode, temperature, hinge_weight
         self.linear = nn.Linear(in_dim, out_dim)
         nn.init.orthogonal_(self.linear.weight)
         nn.init.zeros_(self.linear.bias)
@@ -93,7 +98,12 @@ class AffineAdapter(nn.Module):
         return F.normalize(x.float(), dim=-1)
 
     def regularizer(self) -> torch.Tensor:
-        """lam * ||A^T A - I||_F^2 (0 for the strictly orthogonal baseline)."""
+        """lam * ||A^T A - I||_F^2; in the tolerance form hinge_weight * max(0, ||A^T A - I||_F - lam)^2; 0 for
+        the strictly orthogonal baseline."""
+        if self.mode == "tolerance":
+            # clamp before the square root: its gradient is infinite at an exactly orthogonal A (the initialisation)
+            gap = orthogonality_gap(self.weight).clamp_min(1e-12).sqrt()
+            return self.hinge_weight * F.relu(gap - self.lam).pow(2)
         if self.mode == "orthogonal" or self.lam == 0:
             return self.weight.new_zeros(())
         return self.lam * orthogonality_gap(self.weight)
@@ -105,6 +115,6 @@ class AffineAdapter(nn.Module):
 
 
 def lambda_orthogonal_adapter(in_dim: int = 64, out_dim: int = 64, lam: float = 1.0, mode: str = "lambda",
-                              temperature: float = 0.05) -> AffineAdapter:
+                              temperature: float = 0.05, hinge_weight: float = 10.0) -> AffineAdapter:
     """Builder of ``lambda_orthogonal_adapter``: T(x) = A x + b, 64 -> 64, lam = 1."""
-    return AffineAdapter(in_dim, out_dim, lam, mode, temperature)
+    return AffineAdapter(in_dim, out_dim, lam, mode, temperature, hinge_weight)

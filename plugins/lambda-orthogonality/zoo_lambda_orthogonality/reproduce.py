@@ -4,19 +4,20 @@ Setting (the catalog's small-scale form of the paper's model-update experiments)
 ``digits_classify`` images from ``zoo_nn.backbones``, trained on all ten classes: the *old* model
 a ``DigitsMLP`` (hidden 64, 300 steps), the *new* one a ``DigitsCNN`` with a 64-d embedding (600
 steps, another seed). Embeddings are their 64-d features, compared by cosine. An adapter T (new ->
-old space) is fitted on the *downstream distribution*, the training images of classes 0-4 only,
-by the retrieval task's ``train``: a contrastive backward alignment of T(new(x)) with old(x) of the
-same image, the batch's other images as negatives (400 steps, batch 128; ``fit_adapter``), plus
-its regulariser. The 450 test images are split into a gallery (even positions) and queries (odd
+old space) is fitted on the *downstream distribution*, the training images of classes 0-4 only:
+a cosine regression of T(new(x)) on old(x) of the same image (400 steps, batch 128, Adam 3e-3;
+``fit_adapter``, which also has the contrastive alignments of the first runs), plus its
+regulariser. The 450 test images are split into a gallery (even positions) and queries (odd
 positions).
 
 Measured per seed: *compatibility*, new queries mapped by T searching the old gallery (CMC top-1
 and mAP, class labels), on queries of the downstream classes (``*_seen``) and of the five unseen
 classes (``*_unseen``); *preservation*, the new model's own kNN top-1 once T is applied to its
 queries and gallery (all classes), against the unadapted new model. Adapters: free affine
-(lam = 0), lambda-orthogonal (lam in ``LAMBDAS``), strictly orthogonal. The claim holds when, at
-the default lam = 1, compatibility on the downstream classes is at least the orthogonal adapter's
-and preservation is within 1 point of the new model's own top-1.
+(lam = 0), lambda-orthogonal (lam in ``LAMBDAS``), the tolerance (hinge) form (tau in ``TOLERANCES``),
+strictly orthogonal. The claim holds when, at the default lam = 1, compatibility (mAP) on the
+downstream classes is at least the orthogonal adapter's and preservation is within 1 point of the
+new model's own top-1.
 """
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ from .plugin import CLAIM
 
 DOWNSTREAM = (0, 1, 2, 3, 4)
 LAMBDAS = (0.01, 0.1, 1.0, 10.0)
-ALIGNMENTS = ("instance", "class", "instance, class ignored")
+ALIGNMENTS = ("cosine", "instance", "class", "instance, class ignored")
+TOLERANCES = (0.1, 1.0, 3.0)  # the tolerance (hinge) form: ||A^T A - I||_F allowed up to tau for free
 DEFAULT_LAM, TOLERANCE = 1.0, 0.01
 STEPS = {"old_steps": 300, "new_steps": 600, "adapt_steps": 400}
 QUICK_STEPS = {"old_steps": 20, "new_steps": 20, "adapt_steps": 5}
@@ -81,21 +83,27 @@ def ranking_metrics(q: torch.Tensor, g: torch.Tensor, yq: torch.Tensor, yg: torc
 
 
 def fit_adapter(model: torch.nn.Module, new: torch.Tensor, old: torch.Tensor, labels: torch.Tensor, *, steps: int,
-                alignment: str = "instance", batch_size: int = 128, seed: int = 0) -> torch.nn.Module:
-    """Fit the adapter on the downstream data with a contrastive alignment of T(new(x)) with old embeddings.
+                alignment: str = "cosine", batch_size: int = 128, seed: int = 0) -> torch.nn.Module:
+    """Fit the adapter on the downstream data: an alignment of T(new(x)) with old embeddings plus its regulariser.
 
-    ``alignment`` says which old embeddings are each new embedding's positives (``ALIGNMENTS``):
+    ``alignment`` (``ALIGNMENTS``):
 
-    * "instance" (the protocol): old(x) of the same image; every other image of the batch is a
-      negative. The task's ``train`` (Adam 3e-3).
-    * "class": any old embedding of the same class (the task's ``train`` samples one as the
-      positive and leaves the others out of the softmax).
-    * "instance, class ignored": old(x) of the same image, the other images of its class left out
-      of the softmax (a loop of the same form as the task's ``train``, which cannot express it).
+    * "cosine" (the protocol): regression of T(new(x)) on old(x) of the same image,
+      ``mean(1 - cos(T(new(x)), old(x)))``. Under it the free affine map is the best fit of the
+      downstream data (the contrastive forms below also push apart images of the same class, which
+      makes the free map the *worst* fit of the very classes it is fitted on).
+    * "instance": in-batch contrastive, old(x) of the same image the positive and every other image
+      of the batch a negative. The task's ``train`` (Adam 3e-3).
+    * "class": any old embedding of the same class the positive (the task's ``train`` samples one
+      and leaves the others out of the softmax).
+    * "instance, class ignored": old(x) of the same image the positive, the other images of its
+      class left out of the softmax.
+
+    The loops not run by the task's ``train`` use its optimiser (Adam 3e-3) and batch sampling.
     """
     if alignment not in ALIGNMENTS:
         raise ValueError(f"alignment must be one of {ALIGNMENTS}, got {alignment!r}")
-    if alignment != "instance, class ignored":
+    if alignment in ("instance", "class"):
         by_class = {int(c): {int(i): 1.0 for i in (labels == c).nonzero().flatten()} for c in labels.unique()}
         qrels = [{i: 1.0} for i in range(len(new))] if alignment == "instance" else [by_class[int(c)] for c in labels]
         task.train(model, RetrievalData(new, old, qrels, "single", name="digits-alignment"), steps=steps,
@@ -106,9 +114,13 @@ def fit_adapter(model: torch.nn.Module, new: torch.Tensor, old: torch.Tensor, la
     model.train()
     for _ in range(steps):
         idx = torch.randperm(len(new), generator=g)[:batch_size]
-        y = labels[idx]
-        ignore = (y[:, None] == y[None, :]) & ~torch.eye(len(idx), dtype=torch.bool)
-        loss = model.loss(model.encode_queries(new[idx]), model.encode_docs(old[idx]), torch.arange(len(idx)), ignore)
+        q, d = model.encode_queries(new[idx]), model.encode_docs(old[idx])
+        if alignment == "cosine":
+            loss = (1 - (q * d).sum(-1)).mean() + model.regularizer()
+        else:
+            y = labels[idx]
+            ignore = (y[:, None] == y[None, :]) & ~torch.eye(len(idx), dtype=torch.bool)
+            loss = model.loss(q, d, torch.arange(len(idx)), ignore)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -116,9 +128,10 @@ def fit_adapter(model: torch.nn.Module, new: torch.Tensor, old: torch.Tensor, la
 
 
 def adapter_row(*, seed: int, old_steps: int, new_steps: int, adapt_steps: int, queries: str, lam: float = 0.0,
-                alignment: str = "instance") -> dict[str, float]:
+                alignment: str = "cosine") -> dict[str, float]:
     """Compatibility and preservation of one way of querying the old gallery: ``queries`` "old" (the reference),
-    "new" (no adapter), or an adapter mode ("lambda" with ``lam``, "orthogonal") fitted on the downstream data."""
+    "new" (no adapter), or an adapter mode ("lambda" with weight ``lam``, "tolerance" with tolerance ``lam``,
+    "orthogonal") fitted on the downstream data."""
     e = embeddings(seed, old_steps, new_steps)
     yq, yg = e["y_queries"], e["y_gallery"]
     out: dict[str, float] = {}
@@ -142,18 +155,24 @@ def adapter_row(*, seed: int, old_steps: int, new_steps: int, adapt_steps: int, 
 ROWS = {"old -> old (reference)": {"queries": "old"}, "new -> old, no adapter": {"queries": "new"},
         "affine (lam=0)": {"queries": "lambda", "lam": 0.0},
         **{f"lambda-orthogonal (lam={lam:g})": {"queries": "lambda", "lam": lam} for lam in LAMBDAS},
+        **{f"tolerance (tau={tau:g})": {"queries": "tolerance", "lam": tau} for tau in TOLERANCES},
         "orthogonal": {"queries": "orthogonal"}}
 LAMBDA_ROW = f"lambda-orthogonal (lam={DEFAULT_LAM:g})"
 
 REPRODUCTION = Claim(
-    plugin="lambda-orthogonality", claim=CLAIM, task="retrieval", seeds=(0, 1, 2),
+    plugin="lambda-orthogonality", claim=CLAIM, task="retrieval", seeds=(0, 1, 2, 3, 4),
     rows=[Row(label, adapter_row, {**STEPS, **args}, quick_args=QUICK_STEPS) for label, args in ROWS.items()],
-    checks=[Check(LAMBDA_ROW, "compat_top1_seen", baseline="orthogonal"),
+    checks=[Check(LAMBDA_ROW, "compat_map_seen", baseline="orthogonal"),
             Check(LAMBDA_ROW, "self_knn_top1", baseline="new -> old, no adapter", margin=-TOLERANCE)],
-    settings={"downstream_classes": list(DOWNSTREAM), "encoders": digits.describe()},
-    notes="margin 0: at least the orthogonal adapter's compatibility on the downstream classes; -0.01: the new "
-          "model's own kNN top-1 kept within 1 point. The unseen classes, mAP, the affine map and the other "
-          "lambdas are reported only",
+    settings={"downstream_classes": list(DOWNSTREAM), "alignment": "cosine", "encoders": digits.describe()},
+    notes="alignment: cosine regression of T(new(x)) on old(x) (the free affine map is then the best fit of the "
+          "downstream data, not a degenerate one). Margin 0 on compatibility: the paper claims adaptation beyond "
+          "the orthogonal map, not by how much; it is judged on mAP of the downstream classes because top-1 "
+          "saturates at 1.0 for every adapter under this alignment (a tie of exact zeros would pass a top-1 "
+          "check by construction). -0.01: the new model's own kNN top-1 kept within 1 point (the claim's "
+          "'preserves zero-shot performance'). The unseen classes, top-1, the free affine map, the other lambdas "
+          "and the tolerance (hinge) form are reported only: they show the trade-off. 5 seeds: each adapter row runs in "
+          "about a second once a seed's encoders are trained",
 )
 
 

@@ -13,7 +13,10 @@ from zoo_task_digits.task import DEFAULT_STEPS
 from .plugin import CLAIM
 
 NESTING = (2, 4, 8, 16, 32, 64)
-TOLERANCE = 0.01  # one point of test accuracy (4.5 of the 450 test images)
+# "As accurate as" read as: MRL's truncation trails FF by at most one point of test accuracy (4.5 of the 450 test
+# images). Fixed with the first version of this claim, before any run, and kept: the paper's claim is equality, and a
+# margin moved after seeing results would be tuned to them. 5 seeds (at 3, five of the six checks straddled it).
+TOLERANCE = 0.01
 
 
 def mrl_row(*, seed: int, steps: int, model: str) -> dict[str, float]:
@@ -36,11 +39,13 @@ def ff_row(*, seed: int, steps: int) -> dict[str, float]:
 
 
 REPRODUCTION = Claim(
-    plugin="mrl", claim=CLAIM, task="digits_classify", steps=DEFAULT_STEPS, quick_steps=12, seeds=(0, 1, 2),
+    plugin="mrl", claim=CLAIM, task="digits_classify", steps=DEFAULT_STEPS, quick_steps=12, seeds=(0, 1, 2, 3, 4),
     rows=[Row("MRL", mrl_row, {"model": "mrl_digits_cnn"}), Row("MRL-E", mrl_row, {"model": "mrl_e_digits_cnn"}),
           Row("FF", ff_row)],
     checks=[Check("MRL", f"acc@{m}", baseline="FF", margin=-TOLERANCE) for m in NESTING],
     settings={"embedding_dim": 64, "nesting": list(NESTING), "tolerance": TOLERANCE},
-    notes=f"margin -{TOLERANCE} at every m, fixed before the run: MRL's truncation may trail FF by at most one point "
-          "of test accuracy (4.5 of 450 images; the paper claims 'at least as accurate'); MRL-E is reported only",
+    notes=f"margin -{TOLERANCE} at every m, fixed with the claim's first version before any run and not moved since: "
+          "MRL's truncation may trail FF by at most one point of test accuracy (4.5 of 450 images; the paper claims "
+          "'as accurate as'); 5 seeds, paired by seed; MRL-E is reported only. The digits test split is small: a check "
+          "whose interval still straddles the margin is left inconclusive",
 )
