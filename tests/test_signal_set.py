@@ -85,3 +85,32 @@ def test_describe_is_the_protocol_evaluate_runs():
     assert seen == [ae["batch_size"]] * 2
     with pytest.raises(ValueError, match="params="):
         task.build_baseline("ae")
+
+
+class _PerSignalCodes(torch.nn.Module):
+    """A per-signal method in miniature: no trainable parameters, one stored code of 40 numbers per signal."""
+
+    latent_dim = 8
+
+    def stored_params(self, signal_set: task.SignalSet) -> int:
+        return 40 * len(signal_set.train)
+
+    def fit(self, signal_set, *, steps=None, seed=0, progress=None):
+        return {}
+
+    def reconstruct(self, images):
+        return images.mean(0, keepdim=True).expand_as(images)
+
+
+def test_baselines_are_sized_from_what_a_per_signal_model_stores():
+    s = task.load_set("digits", 8, n_train=64, n_test=8)
+    model = _PerSignalCodes()
+    assert count_params(model) == 0 and task.stored_params(model, s) == 40 * 64
+    r = task.evaluate(model, steps=1, signal_set=s)
+    assert r.metrics["params"] == 0 and r.metrics["stored_params"] == 2560
+    # sized from the declared 2,560 stored numbers, not from 0 trainable parameters (one hidden unit)
+    assert abs(r.baselines["ae"]["params"] - 2560) / 2560 < 0.1
+    assert abs(r.baselines["ae-2x"]["params"] - 5120) / 5120 < 0.1
+    # an amortised model declares nothing: its trainable parameters are what it stores
+    ae = task.MLPAutoencoder((8, 8, 1), 16, 4)
+    assert task.stored_params(ae, s) == count_params(ae)

@@ -5,8 +5,10 @@ import torch
 from zoo.claims import run_claim
 from zoo.task import count_params
 from zoo.testing import check_plugin
+from zoo_doh_hypernet.baselines import siren_width
 from zoo_doh_hypernet.model import DOH
 from zoo_doh_hypernet.reproduce import LATENTS, REPRODUCTION
+from zoo_task_image_fit import signal_set as task
 
 TINY = {"latent_dim": 8, "hidden": 4, "layers": 2, "inner_steps": 2}
 
@@ -55,14 +57,30 @@ def test_latent_optimisation_lowers_the_error_and_only_the_latent_changes():
 
 def test_quick_reproduction_measures_every_latent_size():
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
-    assert set(r.table) == {f"doh m={m}" for m in LATENTS} | {f"siren ~{m} params" for m in LATENTS}
+    assert set(r.table) == {f"doh m={m}" for m in LATENTS} | {f"siren <= doh m={m} bytes" for m in LATENTS}
     assert [r.table[f"doh m={m}"]["bytes_per_signal"] for m in LATENTS] == [4 * m + 8 for m in LATENTS]
+    # equal bytes: each SIREN is the widest that fits in D'OH's bytes per signal
+    for m in LATENTS:
+        siren = r.table[f"siren <= doh m={m} bytes"]["bytes_per_signal"]
+        assert 4 * m + 8 - siren < 4 * (4 * siren_width(m + 2, at_most=True) + 8) and siren <= 4 * m + 8
     assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
     # each check compares two latent sizes over the same target SIREN: different generated weights, different PSNR
     assert r.per_seed["doh m=128"]["psnr"] != r.per_seed["doh m=64"]["psnr"]
-    assert r.per_seed["doh m=256"]["psnr"] != r.per_seed["siren ~256 params"]["psnr"]
+    assert r.per_seed["doh m=256"]["psnr"] != r.per_seed["siren <= doh m=256 bytes"]["psnr"]
     assert [c["check"] for c in r.checks] == [f"psnr: doh m={b} - doh m={a} >= 0"
-                                              for a, b in zip(LATENTS[:-1], LATENTS[1:], strict=True)]
+                                              for a, b in zip(LATENTS[:-1], LATENTS[1:], strict=True)] + [
+        f"psnr: doh m={m} - siren <= doh m={m} bytes >= 0" for m in LATENTS]
+
+
+def test_signal_set_baselines_are_sized_from_the_stored_latents_not_zero_parameters():
+    s = task.load_set("digits", 8, n_train=64, n_test=4)
+    m = DOH(latent_dim=32, hidden=4, layers=2, inner_steps=2)
+    assert count_params(m) == 0 and m.stored_params(s) == 64 * 32 == task.stored_params(m, s)
+    r = task.evaluate(m, steps=2, signal_set=s)
+    assert r.metrics["stored_params"] == 2048
+    # before: sized from 0 trainable parameters, the autoencoders had one hidden unit (about 260 parameters)
+    assert abs(r.baselines["ae"]["params"] - 2048) / 2048 < 0.1
+    assert abs(r.baselines["ae-2x"]["params"] - 4096) / 4096 < 0.1
 
 
 def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():

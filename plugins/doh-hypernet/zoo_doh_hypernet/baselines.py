@@ -32,10 +32,26 @@ class DirectSirens(nn.Module):
         return torch.bmm(h, self.ws[-1].transpose(1, 2)) + self.bs[-1].unsqueeze(1)
 
 
-def fit_direct_sirens(images: torch.Tensor, params: int, steps: int, lr: float = 1e-3) -> tuple[DirectSirens, torch.Tensor]:
+def siren_width(params: int, at_most: bool = False) -> int:
+    """The width k of a 3-sine-layer SIREN on 2-D inputs (3k + 2(k^2 + k) + k + 1 parameters) for ``params``.
+
+    The width whose count is closest to ``params``, or with ``at_most`` the widest that does not exceed
+    it (at least 1): a SIREN stored in no more bytes than a budget.
+
+    >>> siren_width(130), siren_width(130, at_most=True)
+    (7, 6)
+    """
+    count = lambda k: 2 * k * k + 6 * k + 1  # noqa: E731
+    if at_most:
+        return max([k for k in range(1, 256) if count(k) <= params], default=1)
+    return min(range(1, 256), key=lambda k: abs(count(k) - params))
+
+
+def fit_direct_sirens(images: torch.Tensor, params: int, steps: int, lr: float = 1e-3,
+                      at_most: bool = False) -> tuple[DirectSirens, torch.Tensor]:
     """One SIREN of about ``params`` parameters per image (B, H, W, 1), fitted by Adam; returns it and the fits.
 
-    The width k is the one whose 3k + 2(k^2 + k) + k + 1 parameters are closest to ``params``.
+    The width is ``siren_width(params, at_most)``: the closest count, or the largest within ``params``.
 
     >>> net, rec = fit_direct_sirens(torch.rand(2, 4, 4, 1), params=60, steps=2)
     >>> net.per_signal_params(), rec.shape
@@ -43,7 +59,7 @@ def fit_direct_sirens(images: torch.Tensor, params: int, steps: int, lr: float =
     """
     b, h, w, c = images.shape
     coords, y = coord_grid(h, w), images.reshape(b, h * w, c)
-    net = DirectSirens(b, min(range(1, 256), key=lambda k: abs(3 * k + 2 * (k * k + k) + k + 1 - params)))
+    net = DirectSirens(b, siren_width(params, at_most))
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     for _ in range(steps):
         loss = ((net(coords) - y) ** 2).mean(dim=(1, 2)).sum()

@@ -128,6 +128,11 @@ class DOH(nn.Module):
             self.inner_steps = int(steps)
         return {"steps": 0.0, "inner_steps": float(self.inner_steps)}
 
+    def stored_params(self, signal_set: SignalSet) -> int:
+        """Numbers stored to represent ``signal_set.train``: one latent per signal (no trainable shared weights;
+        the projections are regenerated from the seed). ``signal_set_fit`` sizes its baselines from this."""
+        return len(signal_set.train) * self.latent_dim
+
     def memory_bytes(self) -> int:
         """Stored bytes per signal: the float32 latent, plus the 8-byte seed of the shared projections."""
         return 4 * self.latent_dim + 8

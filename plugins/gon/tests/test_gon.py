@@ -15,17 +15,34 @@ def test_conformance(hub):
     check_plugin("gon", overrides={"gon_implicit": TINY})
 
 
-def test_latent_is_negative_gradient_at_origin_per_datum():
+def test_latent_is_the_authors_batch_mean_gradient_at_origin():
+    # the authors' inner loss: squared error summed over pixels, averaged over the batch (of batch_size)
     torch.manual_seed(0)
-    m = ImplicitGON(**TINY)
+    m = ImplicitGON(**TINY, batch_size=3)
     x = torch.rand(3, 16, 1)
     coords = coord_grid(4, 4)
+    z0 = torch.zeros(3, 4, requires_grad=True)
+    (g,) = torch.autograd.grad(((m.decode(z0, coords) - x) ** 2).sum(1).mean(), z0)
+    assert torch.allclose(m.encode(x, coords), -g, atol=1e-7)
+
+
+def test_latent_scale_is_one_over_batch_of_the_per_datum_gradient_and_batch_independent():
+    torch.manual_seed(0)
+    m = ImplicitGON(**TINY)  # batch_size 64
+    x = torch.rand(5, 16, 1)
+    coords = coord_grid(4, 4)
     z = m.encode(x, coords)
-    for i in range(3):  # each datum alone: z_i = -d/dz0 sum_pixels (F(c, z0) - x_i)^2 at z0 = 0
+    for i in range(5):  # the old (summed) reduction gave z_i = -grad of datum i's own loss: 64x larger
         z0 = torch.zeros(1, 4, requires_grad=True)
-        loss = ((m.decode(z0, coords) - x[i:i + 1]) ** 2).sum()
-        (g,) = torch.autograd.grad(loss, z0)
-        assert torch.allclose(z[i], -g[0], atol=1e-6)
+        (g,) = torch.autograd.grad(((m.decode(z0, coords) - x[i:i + 1]) ** 2).sum(), z0)
+        assert torch.allclose(z[i], -g[0] / 64, atol=1e-7)
+        assert not torch.allclose(z[i], -g[0], rtol=0.5)
+    # a datum's latent does not depend on the batch it is encoded in (evaluation batches differ in size)
+    assert torch.allclose(m.encode(x[:2], coords), z[:2], atol=1e-7)
+    # observed-pixel encoding (in-painting): the same rule over the kept pixels only
+    mask = torch.zeros(5, 16, dtype=torch.bool)
+    mask[:, :8] = True
+    assert torch.allclose(m.encode(x, coords, mask=mask), m.encode(x[:, :8], coords[:8]), atol=1e-7)
 
 
 def test_siren_input_is_coords_and_latent():

@@ -9,6 +9,12 @@ negative gradient of the loss at the origin,
 and F is trained on L(x, F(z)) by backpropagating through that gradient (second-order derivatives),
 so no encoder exists. Sec. 3.3 (implicit GON): F is a SIREN over the coordinates concatenated with
 z, F(c, z), which gives a space of implicit representations without a hypernetwork.
+
+Reduction, as in the authors' implicit GON code: the inner and the outer loss are the squared error
+summed over pixels and averaged over the batch (and channels). Averaging over the batch makes a
+datum's latent 1/batch of its own gradient, z_i = -grad L_i / B: a smaller latent, and with it a
+different outer optimisation (not a harmless rescaling). The divisor is the nominal ``batch_size``,
+never the number of images at hand, so a datum's latent does not depend on which batch it is in.
 """
 from __future__ import annotations
 
@@ -45,19 +51,23 @@ class ImplicitGON(nn.Module):
         return self.net(inp)
 
     @staticmethod
-    def loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        """Per-datum squared error summed over pixels and channels: (B,)."""
-        return ((pred - target) ** 2).flatten(1).sum(1)
+    def loss(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Per-datum squared error summed over pixels (those ``mask`` (B, N) keeps), mean over channels: (B,)."""
+        err = ((pred - target) ** 2).mean(-1)
+        return (err if mask is None else err * mask.to(err.dtype)).sum(1)
 
-    def encode(self, values: torch.Tensor, coords: torch.Tensor, create_graph: bool = False) -> torch.Tensor:
-        """z = -grad_{z0} L(x, F(z0)) at z0 = 0 (Eq. 4); values (B, N, C) -> (B, k).
+    def encode(self, values: torch.Tensor, coords: torch.Tensor, create_graph: bool = False,
+               mask: torch.Tensor | None = None) -> torch.Tensor:
+        """z = -grad_{z0} L(x, F(z0)) at z0 = 0 (Eq. 4) with the authors' batch mean; values (B, N, C) -> (B, k).
 
-        Each datum's loss depends only on its own z0, so the gradient of the summed loss is the
-        per-datum gradient. ``create_graph=True`` keeps the graph for training (second order).
+        The inner loss is the per-datum loss (over the pixels ``mask`` keeps, all by default) summed
+        over the data and divided by ``batch_size``: the batch mean at the training batch size. Each
+        datum's loss depends only on its own z0, so z_i = -grad L_i / batch_size, whatever the batch.
+        ``create_graph=True`` keeps the graph for training (second order).
         """
         with torch.enable_grad():
             z0 = torch.zeros(values.shape[0], self.latent_dim, device=values.device, requires_grad=True)
-            inner = self.loss(self.decode(z0, coords), values).sum()
+            inner = self.loss(self.decode(z0, coords), values, mask).sum() / self.batch_size
             (g,) = torch.autograd.grad(inner, [z0], create_graph=create_graph)
         return -g
 
@@ -85,7 +95,7 @@ class ImplicitGON(nn.Module):
         Returns ``run_budget``'s figures and ``losses``: the outer loss as a per-pixel MSE, per step.
         """
         x = signal_set.train
-        npix = x[0].numel()
+        npix = x.shape[1] * x.shape[2]  # the loss is summed over pixels, averaged over channels
         nxt = minibatches(len(x), self.batch_size, seed)
         opt = torch.optim.Adam(self.parameters(), lr=self.default_lr)
         losses: list[float] = []

@@ -4,7 +4,8 @@ import torch
 
 from zoo.claims import run_claim
 from zoo.testing import check_plugin
-from zoo_task_image_fit.signal_set import coord_grid, load_set
+from zoo_task_image_fit.signal_set import SignalSet, coord_grid, load_set
+from zoo_vamoh.encoder import scaled_anchors
 from zoo_vamoh.flow import FlowPrior, PlanarFlow
 from zoo_vamoh.model import VaMoH, gaussian_log_prob, mixture_terms, random_masks
 from zoo_vamoh.reproduce import REPRODUCTION
@@ -111,6 +112,37 @@ def test_encoder_and_observed_elbo_ignore_unobserved_pixels():
     assert torch.allclose(a, b, atol=1e-5)
     torch.manual_seed(1)
     assert not torch.allclose(a, m.elbo(coords, y, mask, score_all=True)["elbo"])
+
+
+def test_default_training_scores_only_the_observed_pixels(monkeypatch):
+    # the paper's objective: one step of fit on two sets that differ only at hidden pixels moves nothing differently
+    import zoo_vamoh.model as vm
+
+    x = load_set("digits", 8, n_train=8, n_test=2).train
+    hidden = torch.zeros(8, 64, dtype=torch.bool)
+    hidden[:, ::3] = True
+    monkeypatch.setattr(vm, "random_masks", lambda b, n, r, g: ~hidden[:b])
+    y = x.clone().reshape(8, 64, 1)
+    y[hidden] = 1.0 - y[hidden]
+    after = []
+    for data in (x, y.reshape(x.shape)):
+        torch.manual_seed(0)
+        m = VaMoH(**TINY, batch_size=8)
+        assert m.score_all is False
+        m.fit(SignalSet("digits", data, data[:2], coord_grid(8, 8)), steps=1)
+        after.append(torch.nn.utils.parameters_to_vector(m.parameters()))
+    assert torch.allclose(after[0], after[1])
+
+
+def test_encoder_anchors_scale_with_the_image_and_cover_every_pixel():
+    assert scaled_anchors(8) == (4, 2) and scaled_anchors(25) == (13, 7)
+    for size in (8, 25):
+        m = VaMoH(**TINY, image_size=size)
+        first = m.encoder.convs[0]
+        assert [c.anchors.shape[0] for c in m.encoder.convs] == [a * a for a in scaled_anchors(size)]
+        near = torch.cdist(first.anchors, coord_grid(size, size)).topk(first.neighbors, largest=False).indices
+        assert len(set(near.flatten().tolist())) == size * size  # (4, 2) fixed anchors saw 144 of 625 at 25x25
+    assert [c.anchors.shape[0] for c in VaMoH(**TINY, anchors=(3, 1)).encoder.convs] == [9, 1]
 
 
 def test_short_training_reconstructs_distinct_digits_better_than_the_mean_image():

@@ -3,9 +3,10 @@
 Every method sees the same kind of training batches: a missing rate r ~ U(0, 0.75) per batch and a
 random r of each image's pixels hidden (``model.random_masks``). What each may use:
 
-- implicit GON (``zoo.create("gon_implicit")``, the GON plugin): the latent is the negative gradient
-  at the origin of the squared error summed over the *observed* pixels only; the outer loss covers
-  every pixel (like VaMoH's ``score_all``); second order, Adam at the GON plugin's 1e-4.
+- implicit GON (``zoo.create("gon_implicit")``, the GON plugin): the latent is the GON plugin's own
+  ``encode`` (the negative gradient at the origin of the authors' batch-mean inner loss) restricted
+  to the *observed* pixels; the outer loss covers every pixel (the in-painting target); second
+  order, Adam at the GON plugin's 1e-4.
 - the ``signal_set_fit`` autoencoders (``ae``, ``ae-2x``): the image with its missing pixels set to
   0 goes in, the full image is the target (a denoising / in-painting autoencoder); Adam 1e-3.
 - bilinear upsampling (super-resolution only) and the training-set mean image (in-painting).
@@ -26,20 +27,16 @@ MAX_MISSING = 0.75
 
 def gon_encode(gon: nn.Module, coords: torch.Tensor, values: torch.Tensor, mask: torch.Tensor | None = None,
                create_graph: bool = False) -> torch.Tensor:
-    """GON's latent from the observed pixels: z = -d/dz0 sum_observed (F(c, z0) - y)^2 at z0 = 0.
+    """GON's latent from the observed pixels: its ``encode`` with the inner loss over ``mask``'s pixels.
 
+    z = -d/dz0 [sum_observed (F(c, z0) - y)^2] / batch_size at z0 = 0 (the GON plugin's reduction).
     coords (N, 2), values (B, N, C), mask (B, N) bool (all observed when None) -> (B, k).
 
     >>> import zoo                                                          # doctest: +SKIP
     >>> gon_encode(zoo.create("gon_implicit"), coord_grid(8, 8), torch.rand(2, 64, 1)).shape  # doctest: +SKIP
     torch.Size([2, 32])
     """
-    m = torch.ones(values.shape[:2], dtype=values.dtype) if mask is None else mask.to(values.dtype)
-    with torch.enable_grad():
-        z0 = torch.zeros(values.shape[0], gon.latent_dim, requires_grad=True)
-        inner = (((gon.decode(z0, coords) - values) ** 2) * m.unsqueeze(-1)).sum()
-        (g,) = torch.autograd.grad(inner, [z0], create_graph=create_graph)
-    return -g
+    return gon.encode(values, coords, create_graph=create_graph, mask=mask)
 
 
 def gon_predict(gon: nn.Module, coords: torch.Tensor, values: torch.Tensor, out_coords: torch.Tensor,
@@ -62,11 +59,11 @@ def fit_gon_masked(gon: nn.Module, signal_set: SignalSet, *, steps: int, seed: i
     def step(i: int) -> float:
         xb = x[nxt()].reshape(-1, h * w, c)
         z = gon_encode(gon, coords, xb, random_masks(xb.shape[0], h * w, MAX_MISSING, g), create_graph=True)
-        loss = ((gon.decode(z, coords) - xb) ** 2).sum((1, 2)).mean()
+        loss = gon.loss(gon.decode(z, coords), xb).mean()  # every pixel: the in-painting target
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        losses.append(loss.item() / (h * w * c))
+        losses.append(loss.item() / (h * w))
         return losses[-1]
 
     fig = run_budget(step, steps=steps, budget_s=None)

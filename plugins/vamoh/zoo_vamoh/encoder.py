@@ -15,10 +15,25 @@ layer see how many and which neighbours were observed (measured: held-out in-pai
 """
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
 from zoo_task_image_fit.image_fit import coord_grid
+
+
+def scaled_anchors(image_size: int, layers: int = 2) -> tuple[int, ...]:
+    """Anchor grids that scale with the image: layer i has ceil(S / 2^(i+1)) x ceil(S / 2^(i+1)) anchors.
+
+    Each layer halves the resolution, like the authors' 196 / 49 points on 28x28 images (14^2, 7^2),
+    so with 9 neighbours (a 3x3 patch at stride 2) the first layer sees every pixel of an S x S image,
+    and with 4 the next sees the anchors of the one before (all when the grid halves evenly).
+
+    >>> scaled_anchors(8), scaled_anchors(25), scaled_anchors(28, 3)
+    ((4, 2), (13, 7), (14, 7, 4))
+    """
+    return tuple(max(1, math.ceil(image_size / 2 ** (i + 1))) for i in range(layers))
 
 
 class PointConv(nn.Module):

@@ -14,9 +14,9 @@ With D_obs the coordinates the encoder sees, the ELBO is
     sum_d { E_{q(c_d)}[log N(y_d; mu_{c_d}(x_d), sigma^2)] - KL(q(c_d | .) || pi(x_d, z)) }
         - beta * (log q(z | D_obs) - log p_flow(z)),   z ~ q(z | D_obs)  (one reparameterised sample),
 
-the sum running over D_obs as in the authors' training with missing data, or over every
-coordinate (``score_all``, our default: still a lower bound on log p(all values) for any q, and
-what complete training data allow; it gives VaMoH the same targets as the baselines).
+the sum running over D_obs as in the authors' training with missing data (the default), or over
+every coordinate with ``score_all=True`` (still a lower bound on log p(all values) for any q, but
+it scores the very pixels hidden from the encoder: not the paper's objective).
 
 Training schedule, from the authors' configuration (PolyMNIST): the component prior pi is held
 uniform for the first sixth of training and the flow is held at its initial identity (p(z) =
@@ -27,6 +27,7 @@ scaled so that the z-dependent part has that same per-tensor scale for z ~ N(0, 
 """
 from __future__ import annotations
 
+import logging
 import math
 
 import torch
@@ -37,8 +38,10 @@ from zoo.task import run_budget
 from zoo_nn.inr import FourierFeatures
 from zoo_task_image_fit.signal_set import SignalSet, coord_grid, minibatches
 
-from .encoder import PointConvEncoder
+from .encoder import PointConvEncoder, scaled_anchors
 from .flow import FlowPrior
+
+log = logging.getLogger(__name__)
 
 _LEAK = 0.1  # the authors' LeakyReLU slope in the coordinate networks, hypernetworks and mixture MLPs
 
@@ -106,16 +109,19 @@ class VaMoH(nn.Module):
     def __init__(self, channels: int = 1, latent_dim: int = 16, components: int = 4, hidden: int = 16,
                  layers: int = 2, n_freq: int = 32, ff_sigma: float = 1.0, hyper_hidden: tuple[int, ...] = (64, 64),
                  cat_hidden: tuple[int, ...] = (32, 32), flow_layers: int = 3, enc_width: int = 64,
-                 anchors: tuple[int, ...] = (4, 2), neighbors: tuple[int, ...] = (9, 4), noise_std: float = 0.1,
+                 anchors: tuple[int, ...] | None = None, neighbors: tuple[int, ...] = (9, 4), noise_std: float = 0.1,
                  kl_warmup: float = 0.2, cat_prior_start: float = 1 / 6, flow_start: float = 1 / 3,
-                 max_missing: float = 0.75, score_all: bool = True, lr: float = 3e-3, batch_size: int = 32,
-                 seed: int = 0):
+                 max_missing: float = 0.75, score_all: bool = False, lr: float = 3e-3, batch_size: int = 32,
+                 seed: int = 0, image_size: int = 8):
         super().__init__()
         self.channels, self.latent_dim, self.components = channels, latent_dim, components
         self.noise_std, self.kl_warmup, self.max_missing, self.score_all = noise_std, kl_warmup, max_missing, score_all
         self.cat_prior_start, self.flow_start = cat_prior_start, flow_start
         self.default_lr, self.batch_size = lr, batch_size
-        self.image_size = (8, 8)  # the grid ``sample`` draws on; set by ``fit``
+        self.image_size = (image_size, image_size)  # the grid ``sample`` draws on; set by ``fit``
+        # anchors follow the image size unless given: each PointConv layer halves the resolution
+        self.anchor_size = image_size if anchors is None else None
+        anchors = scaled_anchors(image_size, len(neighbors)) if anchors is None else tuple(anchors)
         self.features = FourierFeatures(2, n_freq, ff_sigma, seed)
         f = self.features.out_features
         dims = [f] + [hidden] * layers + [channels]
@@ -258,6 +264,10 @@ class VaMoH(nn.Module):
         """
         x = signal_set.train
         n, h, w, c = x.shape
+        if self.anchor_size is not None and max(h, w) != self.anchor_size:
+            log.warning("vamoh: encoder anchors were scaled for %dx%d images but the data are %dx%d; the encoder "
+                        "sees part of each image: create the model with image_size=%d", self.anchor_size,
+                        self.anchor_size, h, w, max(h, w))
         self.image_size = (h, w)
         coords = coord_grid(h, w)
         nxt = minibatches(n, self.batch_size, seed)
@@ -295,10 +305,10 @@ class VaMoH(nn.Module):
 def vamoh_ff(channels: int = 1, latent_dim: int = 16, components: int = 4, hidden: int = 16, layers: int = 2,
           n_freq: int = 32, ff_sigma: float = 1.0, hyper_hidden: tuple[int, ...] = (64, 64),
           cat_hidden: tuple[int, ...] = (32, 32), flow_layers: int = 3, enc_width: int = 64,
-          anchors: tuple[int, ...] = (4, 2), neighbors: tuple[int, ...] = (9, 4), noise_std: float = 0.1,
+          anchors: tuple[int, ...] | None = None, neighbors: tuple[int, ...] = (9, 4), noise_std: float = 0.1,
           kl_warmup: float = 0.2, cat_prior_start: float = 1 / 6, flow_start: float = 1 / 3,
-          max_missing: float = 0.75, score_all: bool = True, lr: float = 3e-3, batch_size: int = 32,
-          seed: int = 0) -> VaMoH:
+          max_missing: float = 0.75, score_all: bool = False, lr: float = 3e-3, batch_size: int = 32,
+          seed: int = 0, image_size: int = 8) -> VaMoH:
     """VaMoH sized for 8x8 digits on a CPU (see the README for the authors' PolyMNIST sizes).
 
     >>> vamoh_ff(latent_dim=4, components=2, hyper_hidden=(8,), enc_width=8).decode(torch.zeros(1, 4),
@@ -307,4 +317,4 @@ def vamoh_ff(channels: int = 1, latent_dim: int = 16, components: int = 4, hidde
     """
     return VaMoH(channels, latent_dim, components, hidden, layers, n_freq, ff_sigma, hyper_hidden, cat_hidden,
                  flow_layers, enc_width, anchors, neighbors, noise_std, kl_warmup, cat_prior_start, flow_start,
-                 max_missing, score_all, lr, batch_size, seed)
+                 max_missing, score_all, lr, batch_size, seed, image_size)
