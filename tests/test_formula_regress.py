@@ -264,3 +264,61 @@ def test_fit_formulas_gives_evaluates_numbers_one_row_at_a_time():
     assert kan["params:xy"] == r.baselines["kan"]["params:xy"]
     with pytest.raises(ValueError, match="params="):
         F.build_baseline("mlp", in_features=2)
+
+
+# ---------------------------------------------------------------- user formulas (issue 14)
+
+
+def _sin_xy():
+    return F.Formula("sin_xy", lambda v: np.sin(v[:, 0] * v[:, 1]), n_vars=2, domain=((0.0, 3.0), (-1.0, 2.0)),
+                     description="sin(x y)")
+
+
+def test_a_user_formula_is_sampled_and_scaled_like_the_fixed_ones():
+    f = _sin_xy()
+    data = F.make_data(f)
+    assert data.name == "sin_xy" and data.x_train.shape == (1000, 2) and float(data.x_train.abs().max()) <= 1.0
+    # the targets are fn on the inputs mapped back to each variable's own range, standardised on the train split
+    lo, hi = np.array([0.0, -1.0]), np.array([3.0, 2.0])
+    u = np.concatenate([data.x_train.numpy(), data.x_test.numpy()]).astype(np.float64)
+    y = np.sin((lo + (u + 1) / 2 * (hi - lo)).prod(1))
+    y = (y - y[:1000].mean()) / y[:1000].std()
+    assert np.allclose(np.concatenate([data.y_train[:, 0].numpy(), data.y_test[:, 0].numpy()]), y, atol=1e-4)
+    assert torch.equal(F.make_data(f).x_test, data.x_test)  # fixed points, as for the fixed formulas
+
+
+def test_evaluate_accepts_a_user_formula_next_to_a_fixed_one():
+    torch.manual_seed(0)
+    r = F.evaluate(F.formula_mlp(2, 6), formula=[_sin_xy(), "xy"], steps=3, baselines=["kan"],
+                   rebuild=lambda in_features: F.formula_mlp(in_features, 6))
+    assert r.config["formulas"] == ["sin_xy", "xy"] and {"rel_rmse:sin_xy", "rel_rmse:xy"} <= set(r.metrics)
+    assert "rel_rmse:sin_xy" in r.baselines["kan"]
+    assert r.config["user_formulas"] == {"sin_xy": {"n_vars": 2, "domain": [[0.0, 3.0], [-1.0, 2.0]],
+                                                    "description": "sin(x y)", "source": "user"}}
+    cube = F.Formula("cube", lambda v: v[:, 0] ** 3, n_vars=1)  # a 1-d formula: the model is rebuilt for d = 1
+    one = F.fit_formulas(lambda d: F.formula_mlp(d, 4), cube, steps=2)
+    assert one["params:cube"] == F.count_params(F.formula_mlp(1, 4))
+
+
+def test_zoo_evaluate_passes_a_user_formula_through():
+    r = zoo.evaluate(zoo.create("mlp_kan_formula", in_features=2), formula=_sin_xy(), steps=2, baselines=[])
+    assert list(r.config["formulas"]) == ["sin_xy"] and math.isfinite(r.metrics["rel_rmse:sin_xy"])
+
+
+def test_user_formula_errors_name_the_fix():
+    with pytest.raises(ValueError, match="taken by a fixed formula"):
+        F.make_data(F.Formula("xy", lambda v: v[:, 0], 2))
+    with pytest.raises(ValueError, match="one per variable"):
+        F.Formula("f", lambda v: v[:, 0], 3, domain=((0, 1), (0, 1)))
+    with pytest.raises(ValueError, match="low < high"):
+        F.Formula("f", lambda v: v[:, 0], 1, domain=((1.0, 0.0),))
+    with pytest.raises(TypeError, match="callable"):
+        F.Formula("f", "x * y", 2)
+    with pytest.raises(ValueError, match=r"fn must map \(N, 2\) -> \(N,\)"):
+        F.make_data(F.Formula("wide", lambda v: v, 2))
+    with pytest.raises(ValueError, match="non-finite"):
+        F.make_data(F.Formula("nan", lambda v: np.full(len(v), np.nan), 1))
+    with pytest.raises(ValueError, match="unique"):
+        F.describe(formula=["xy", "xy"])
+    with pytest.raises(KeyError, match="Formula"):
+        F.evaluate(F.formula_mlp(2, 4), formula="nope", steps=1)

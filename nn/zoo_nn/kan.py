@@ -260,25 +260,49 @@ class KAN(nn.Module):
 
     ``layer_kw`` goes to every layer (``grid_size``, ``spline_order``, ``grid_range``, ...).
 
+    Grid updates during training (``grid_update_num > 0``): the paper updates each grid "on the fly
+    according to its input activations" (Sec. 2.2, "Update of spline grids"); its code, pykan, does it in
+    ``fit(update_grid=True, grid_update_num=10, stop_grid_update_step=50)``: every
+    ``stop_grid_update_step // grid_update_num`` = 5 steps until step 50. A KAN inside another network
+    (a transformer's feed-forward layer) does not own the training loop, so the module follows the same
+    schedule itself: every call in training mode with gradients on counts as one step, and on the
+    scheduled steps ``update_grid`` runs on that call's inputs before the forward pass. Off by default
+    (``grid_update_num=0``): a standalone KAN's owner calls ``update_grid`` when it wants.
+
     >>> KAN([2, 5, 1])(torch.rand(4, 2)).shape
     torch.Size([4, 1])
+    >>> net = KAN([2, 5, 1], grid_update_num=10).train()
+    >>> _ = net(torch.linspace(-3, 3, 64).unsqueeze(1).expand(-1, 2))  # step 0: the grid moves to the inputs
+    >>> round(float(net.layers[0].grid[0, 3]), 2), round(float(net.layers[0].grid[0, -4]), 2), net.train_steps
+    (-3.0, 3.0, 1)
     """
 
-    def __init__(self, widths: Sequence[int], **layer_kw):
+    def __init__(self, widths: Sequence[int], *, grid_update_num: int = 0, stop_grid_update_step: int = 50, **layer_kw):
         super().__init__()
         if len(widths) < 2:
             raise ValueError(f"KAN needs at least an input and an output width, got {list(widths)}")
+        if grid_update_num < 0 or (grid_update_num and stop_grid_update_step < grid_update_num):
+            raise ValueError(f"need 0 <= grid_update_num <= stop_grid_update_step, got {grid_update_num} and "
+                             f"{stop_grid_update_step}")
         self.widths = list(widths)
         self.layers = nn.ModuleList(BSplineKANLayer(a, b, **layer_kw) for a, b in zip(widths[:-1], widths[1:], strict=False))
+        self.grid_update_num, self.stop_grid_update_step = grid_update_num, stop_grid_update_step
+        self.train_steps = 0  # training-mode calls so far (a plain attribute: not part of the saved weights)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.grid_update_num and self.training and torch.is_grad_enabled():
+            every = self.stop_grid_update_step // self.grid_update_num
+            if self.train_steps < self.stop_grid_update_step and self.train_steps % every == 0:
+                self.update_grid(x)
+            self.train_steps += 1
         for layer in self.layers:
             x = layer(x)
         return x
 
     @torch.no_grad()
     def update_grid(self, x: torch.Tensor) -> None:
-        """Update every layer's grid on the activations it receives for inputs ``x``."""
+        """Update every layer's grid on the activations it receives for inputs ``x`` (any leading shape)."""
+        x = x.reshape(-1, self.widths[0])
         for layer in self.layers:
             layer.update_grid(x)
             x = layer(x)

@@ -9,7 +9,15 @@ from torch.nn import functional as F
 import zoo
 from zoo.testing import check_plugin
 from zoo_mlp_kan.convert import from_official
-from zoo_mlp_kan.model import FasterKAN, MLPExpert, MLPKANMoE, mlp_kan_formula, mlp_kan_vit
+from zoo_mlp_kan.model import (
+    FasterKAN,
+    MLPExpert,
+    MLPKANMoE,
+    load_balancing_loss,
+    mlp_kan_formula,
+    mlp_kan_vit,
+    mlp_slot_share,
+)
 from zoo_task_formula_regress.task import torch_threads
 
 TINY_DEIT = {"num_classes": 5, "img_size": 32, "patch_size": 16, "dim": 24, "depth": 1, "heads": 3, "ffn_dim": 8}
@@ -38,6 +46,54 @@ def test_router_takes_top2_and_renormalises():
     assert torch.allclose(moe(x), want, atol=1e-6)
     assert torch.allclose(moe.last_router_probs, probs)
     assert moe(x.reshape(2, 5, 6)).shape == (2, 5, 6)
+
+
+def test_load_balancing_loss_is_switch_eq_4():
+    """E * sum_e f_e P_e: f_e from the first choices (no gradient), P_e the mean router probability."""
+    torch.manual_seed(0)
+    logits = torch.randn(50, 4, requires_grad=True)
+    probs = torch.softmax(logits, -1)
+    first = probs.argmax(-1)
+    f = torch.bincount(first, minlength=4).float() / 50
+    loss = load_balancing_loss(probs, first)
+    assert float(loss.detach()) == pytest.approx(4 * float((f * probs.detach().mean(0)).sum()), rel=1e-6)
+    (grad,) = torch.autograd.grad(loss, logits)
+    busiest = int(f.argmax())
+    assert float(grad[:, busiest].mean()) > 0  # descending it lowers the logits of the overloaded expert
+    assert float(load_balancing_loss(torch.full((6, 3), 1 / 3), torch.tensor([0, 1, 2, 0, 1, 2]))) == pytest.approx(1.0)
+
+
+def test_models_add_the_balancing_loss_to_the_task_loss():
+    torch.manual_seed(0)
+    x, y = torch.rand(4, 1, 8, 8), torch.tensor([0, 1, 2, 3])
+    vit = mlp_kan_vit(dim=16, depth=2, heads=2, ffn_dim=8)
+    out = vit(x)
+    aux = [m.aux_loss for m in vit.modules() if isinstance(m, MLPKANMoE)]
+    assert len(aux) == 2 and all(float(a.detach()) >= 1 - 1e-6 for a in aux)  # >= 1, equality when balanced
+    assert torch.allclose(vit.loss(out, y), F.cross_entropy(out, y) + 1e-2 * (aux[0] + aux[1]))
+    assert torch.equal(mlp_kan_vit(dim=16, depth=1, heads=2, ffn_dim=8, aux_loss_coef=0.0).loss(out, y),
+                       F.cross_entropy(out, y))
+    reg = mlp_kan_formula(in_features=3)
+    pred, target = reg(torch.rand(5, 3)), torch.rand(5, 1)
+    moe = reg.blocks[0].ffn
+    assert torch.allclose(reg.loss(pred, target), F.mse_loss(pred, target) + 1e-2 * moe.aux_loss)
+    assert 0 <= mlp_slot_share(reg) <= 1 and moe.last_choice.shape == (5 * 4, 2)
+
+
+def test_balancing_loss_spreads_the_routing_on_formula_regress():
+    """Issue 14: trained by the task loss alone the routers favour one kind of expert; the balancing loss (which
+    formula_regress's trainer now takes from model.loss) keeps the slots near an even split."""
+    from zoo_task_formula_regress import task as formula
+
+    data = formula.make_data("exp_sin_sq")
+    share = {}
+    for coef in (0.0, 1e-2):
+        torch.manual_seed(0)
+        model = mlp_kan_formula(in_features=2, aux_loss_coef=coef)
+        formula.train(model, data, steps=150, lr=1e-2)
+        formula.relative_rmse(model, data)  # routes the test points
+        share[coef] = mlp_slot_share(model)
+    assert abs(share[1e-2] - 0.5) < 0.1 and abs(share[0.0] - 0.5) > abs(share[1e-2] - 0.5) + 0.1, share
 
 
 def test_experts_are_half_mlp_half_fasterkan():

@@ -8,7 +8,16 @@ from zoo.testing import check_plugin
 from zoo_nn.backbones import TinyViT
 from zoo_nn.kan import KAN, RBFKANLayer
 from zoo_task_formula_regress.task import torch_threads
-from zoo_vikanformer.model import MATCHED_HIDDEN, VARIANTS, ExplicitAttention, FourierKANLayer, SineKANLayer, vikanformer
+from zoo_vikanformer.model import (
+    GRID_RANGE,
+    MATCHED_HIDDEN,
+    VARIANTS,
+    ExplicitAttention,
+    FourierKANLayer,
+    SineKANLayer,
+    kan_ffn,
+    vikanformer,
+)
 
 SMALL = {f"vikanformer_{v}": {"depth": 1, "dim": 16, "heads": 2, "hidden": 3} for v in VARIANTS}
 
@@ -61,6 +70,50 @@ def test_fourierkan_layer_equation():
     want = torch.einsum("nik,oik->no", c, layer.coef[0]) + torch.einsum("nik,oik->no", s, layer.coef[1]) + layer.bias
     assert torch.allclose(layer(x), want, atol=1e-6)
     assert abs(float(layer.coef.detach().std()) * math.sqrt(2 * 4) - 1) < 0.4  # N(0, 1) / (sqrt(in) sqrt(G))
+
+
+def test_bspline_grids_cover_the_layernorm_outputs_they_receive():
+    """Issue 14: on the KAN default grid [-1, 1] about a third of a block's inputs (LayerNorm outputs) met only
+    the silu branch; the block KANs' grids span GRID_RANGE, which holds nearly all of them."""
+    from zoo_task_digits.task import load_split
+
+    x = load_split()[2][:64]
+    for variant in ("vanilla", "efficient"):
+        torch.manual_seed(0)
+        model = vikanformer(variant, depth=2).eval()
+        seen: list = []
+        record = lambda mod, args, seen=seen: seen.append((mod, args[0].reshape(-1, mod.in_features)))  # noqa: E731
+        for block in model.blocks:
+            for layer in block.mlp.layers:
+                layer.register_forward_pre_hook(record)
+        with torch.no_grad():
+            model(x)
+        for layer, inputs in seen:
+            lo, hi = layer.grid[:, layer.spline_order], layer.grid[:, -layer.spline_order - 1]
+            assert torch.allclose(lo, torch.full_like(lo, GRID_RANGE[0]))
+            assert torch.allclose(hi, torch.full_like(hi, GRID_RANGE[1]))
+            outside = float(((inputs < lo) | (inputs > hi)).float().mean())
+            assert outside < 0.02, (variant, outside)
+        first = seen[0][1]  # the first KAN layer's inputs: they would mostly miss [-1, 1]
+        assert float((first.abs() > 1).float().mean()) > 0.2
+
+
+def test_fourierkan_feed_forward_starts_smooth():
+    """Issue 14: with the flat init every frequency is as strong as the first and the ViT did not train; the
+    block's FourierKAN uses the reference code's smooth_initialization (coefficients / k^2)."""
+    torch.manual_seed(0)
+    ffn = kan_ffn("fourier", 64, 13)
+    k = torch.arange(1, 6).float()
+    for layer in ffn:
+        per_k = layer.coef.detach().transpose(0, -1).reshape(5, -1).std(1)  # spread of the coefficients at each k
+        assert torch.allclose(per_k * math.sqrt(layer.in_features) * k ** 2, torch.ones(5), atol=0.15)
+    # consequence: a gentle slope on unit-variance inputs (flat init: mean squared slope ~ sum k^2 / G = 11x the value's)
+    x = torch.randn(512, 64, requires_grad=True)
+    y = ffn[0](x)
+    (grad,) = torch.autograd.grad(y.sum(), x)
+    y = y.detach()
+    slope = float(grad.pow(2).mean()) / float((y - ffn[0].bias).pow(2).mean()) * 64 / 13  # per edge
+    assert slope < 3
 
 
 def test_flash_and_explicit_attention_agree():

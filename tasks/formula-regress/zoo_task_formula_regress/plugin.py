@@ -17,7 +17,8 @@ TASKS: list = [
         baselines=("mlp", "kan"),
         description="symbolic formulas of the KAN paper (toy, special functions, Feynman), 1000/1000 fixed "
                     "points, full-batch Adam for a step budget; relative RMSE per formula, mean and geometric "
-                    "mean, next to an MLP and a B-spline KAN at the model's parameter count",
+                    "mean, next to an MLP and a B-spline KAN at the model's parameter count; formula= also takes your own "
+                    "Formula(name, fn, n_vars, domain)",
     ),
 ]
 

@@ -7,6 +7,11 @@ table). Each variable is drawn uniformly from its range (``DOMAINS``) and **resc
 before the model sees it (the KAN grid's default range); targets are standardised with the training
 split's mean and std. ``N_TRAIN`` training and ``N_TEST`` test points, fixed (``make_data(seed=DATA_SEED)``).
 
+Your own formula: ``Formula(name, fn, n_vars, domain)`` (a Python callable on the variables in their
+physical ranges, ``(N, n_vars) -> (N,)``, and the range of each variable) goes wherever a formula name
+does: ``evaluate(model, formula=Formula(...))``, ``make_data``, ``fit_formulas``, ``describe``. It is
+sampled, rescaled and scored exactly as the fixed formulas.
+
 Contract: ``model(x: (B, d)) -> (B, 1)``. Builders take ``in_features`` (default 2, the example
 input's width); ``evaluate`` rebuilds the model once per formula with that formula's ``d`` through
 its zoo provenance: ``zoo.create(model.zoo.name, **{**model.zoo.model_args, "in_features": d})``,
@@ -27,7 +32,8 @@ import functools
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -85,6 +91,92 @@ DOMAINS: dict[str, tuple[tuple[float, float], ...]] = {
 }
 
 
+@dataclass(frozen=True)
+class Formula:
+    """A formula to regress, given by the caller (or one of ``FORMULAS``, see ``resolve_formula``).
+
+    Args:
+        name: its key in the results (``rel_rmse:NAME``); must not be one of ``FORMULAS``' names.
+        fn: the variables in their physical ranges, ``(N, n_vars)`` float64 numpy array -> ``(N,)`` values
+            (finite everywhere on ``domain``). Called once per (name, seed), in this process.
+        n_vars: the input dimension ``d``.
+        domain: each variable's ``(low, high)`` range: one pair for all variables, or one per variable.
+            Points are drawn uniformly there and rescaled to [-1, 1] for the model.
+        description, source: shown by ``describe``.
+
+    >>> f = Formula("sin_xy", lambda v: np.sin(v[:, 0] * v[:, 1]), n_vars=2, domain=((0.0, 3.0),))
+    >>> tuple(make_data(f).x_train.shape)
+    (1000, 2)
+    """
+
+    name: str
+    fn: Callable[[np.ndarray], np.ndarray]
+    n_vars: int
+    domain: tuple[tuple[float, float], ...] = ((-1.0, 1.0),)
+    description: str = ""
+    source: str = "user"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"Formula name must be a non-empty string, got {self.name!r}")
+        if not callable(self.fn):
+            raise TypeError(f"Formula {self.name!r}: fn must be callable ((N, n_vars) array -> (N,)), got "
+                            f"{type(self.fn).__name__}")
+        if isinstance(self.n_vars, bool) or not isinstance(self.n_vars, int) or self.n_vars < 1:
+            raise ValueError(f"Formula {self.name!r}: n_vars must be a positive int, got {self.n_vars!r}")
+        try:
+            domain = tuple((float(lo), float(hi)) for lo, hi in self.domain)
+        except (TypeError, ValueError):
+            raise ValueError(f"Formula {self.name!r}: domain must be (low, high) pairs, e.g. ((0.0, 1.0),), "
+                             f"got {self.domain!r}") from None
+        if len(domain) not in (1, self.n_vars):
+            raise ValueError(f"Formula {self.name!r}: domain has {len(domain)} ranges; give one for all variables "
+                             f"or one per variable ({self.n_vars})")
+        bad = [r for r in domain if not (math.isfinite(r[0]) and math.isfinite(r[1]) and r[0] < r[1])]
+        if bad:
+            raise ValueError(f"Formula {self.name!r}: each range needs finite low < high, got {bad}")
+        object.__setattr__(self, "domain", domain)
+
+    def describe(self) -> dict[str, Any]:
+        """The formula as data (no callable), for results and ``describe``."""
+        return {"n_vars": self.n_vars, "domain": [list(r) for r in self.domain], "description": self.description,
+                "source": self.source}
+
+
+FormulaLike = str | Formula
+
+
+def resolve_formula(formula: FormulaLike) -> Formula:
+    """A ``Formula`` from a name of ``FORMULAS`` or a ``Formula`` (a user formula may not take a fixed name).
+
+    >>> resolve_formula("xy").n_vars
+    2
+    """
+    if isinstance(formula, Formula):
+        if formula.name in FORMULAS and formula.fn is not FORMULAS[formula.name][0]:
+            raise ValueError(f"user formula name {formula.name!r} is taken by a fixed formula; choose another")
+        return formula
+    if isinstance(formula, str):
+        if formula not in FORMULAS:
+            raise KeyError(f"unknown formula {formula!r}; choose from {sorted(FORMULAS)} or pass "
+                           f"Formula(name, fn, n_vars, domain)")
+        fn, d, description, source = FORMULAS[formula]
+        return Formula(formula, fn, d, DOMAINS[formula], description, source)
+    raise TypeError(f"a formula is a name from FORMULAS or a Formula(name, fn, n_vars, domain), got "
+                    f"{type(formula).__name__}")
+
+
+def resolve_formulas(formula: FormulaLike | Sequence[FormulaLike] | None) -> list[Formula]:
+    """``evaluate``'s ``formula`` option as a list of ``Formula`` (None: all of ``FORMULAS``); names unique."""
+    items = list(FORMULAS) if formula is None else [formula] if isinstance(formula, (str, Formula)) else list(formula)
+    out = [resolve_formula(f) for f in items]
+    names = [f.name for f in out]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"formula names must be unique, {dupes} repeat")
+    return out
+
+
 class FormulaData(NamedTuple):
     """Train and test points of one formula: inputs in [-1, 1]^d, standardised targets ``(N, 1)``."""
 
@@ -95,40 +187,46 @@ class FormulaData(NamedTuple):
     y_test: torch.Tensor
 
 
-def _ranges(name: str, d: int) -> np.ndarray:
-    dom = DOMAINS[name]
-    return np.array(dom * d if len(dom) == 1 else dom, dtype=np.float64)  # (d, 2)
+def _ranges(formula: Formula) -> np.ndarray:
+    dom = formula.domain
+    return np.array(dom * formula.n_vars if len(dom) == 1 else dom, dtype=np.float64)  # (d, 2)
 
 
 @functools.lru_cache(maxsize=64)
-def _make(name: str, n_train: int, n_test: int, seed: int) -> FormulaData:
-    fn, d, _, _ = FORMULAS[name]
+def _make(formula: Formula, n_train: int, n_test: int, seed: int) -> FormulaData:
+    name, d = formula.name, formula.n_vars
     rng = np.random.default_rng(seed)
     u = rng.uniform(-1.0, 1.0, size=(n_train + n_test, d))
-    lo, hi = _ranges(name, d).T
-    y = fn(lo + (u + 1) / 2 * (hi - lo)).astype(np.float64)
+    lo, hi = _ranges(formula).T
+    y = np.asarray(formula.fn(lo + (u + 1) / 2 * (hi - lo)), dtype=np.float64)
+    if y.shape not in ((n_train + n_test,), (n_train + n_test, 1)):
+        raise ValueError(f"{NAME}: formula {name!r} returned shape {y.shape} for {n_train + n_test} points; "
+                         f"fn must map (N, {d}) -> (N,)")
+    y = y.reshape(-1)
     if not np.all(np.isfinite(y)):
-        raise ValueError(f"{NAME}: formula {name!r} produced non-finite values")
+        raise ValueError(f"{NAME}: formula {name!r} produced non-finite values on its domain {formula.domain}")
+    if y[:n_train].std() == 0:
+        raise ValueError(f"{NAME}: formula {name!r} is constant on its domain; nothing to regress")
     mean, std = y[:n_train].mean(), y[:n_train].std()
     y = (y - mean) / std
     t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
     return FormulaData(name, t(u[:n_train]), t(y[:n_train, None]), t(u[n_train:]), t(y[n_train:, None]))
 
 
-def make_data(name: str, n_train: int = N_TRAIN, n_test: int = N_TEST, seed: int = DATA_SEED) -> FormulaData:
-    """The fixed train/test points of formula ``name`` (see the module docstring).
+def make_data(name: FormulaLike, n_train: int = N_TRAIN, n_test: int = N_TEST, seed: int = DATA_SEED) -> FormulaData:
+    """The fixed train/test points of formula ``name`` (a name of ``FORMULAS`` or a ``Formula``; see the
+    module docstring).
 
     >>> data = make_data("xy")
     >>> tuple(data.x_train.shape), tuple(data.y_test.shape)
     ((1000, 2), (1000, 1))
     """
-    if name not in FORMULAS:
-        raise KeyError(f"unknown formula {name!r}; choose from {sorted(FORMULAS)}")
-    return FormulaData(*(t.clone() if isinstance(t, torch.Tensor) else t for t in _make(name, n_train, n_test, seed)))
+    data = _make(resolve_formula(name), n_train, n_test, seed)
+    return FormulaData(*(t.clone() if isinstance(t, torch.Tensor) else t for t in data))
 
 
 def example_input(batch: int = 4) -> torch.Tensor:
-    return _make(EXAMPLE_FORMULA, N_TRAIN, N_TEST, DATA_SEED).x_train[:batch].clone()
+    return _make(resolve_formula(EXAMPLE_FORMULA), N_TRAIN, N_TEST, DATA_SEED).x_train[:batch].clone()
 
 
 def check_output(model: nn.Module, output: Any) -> None:
@@ -149,13 +247,15 @@ def relative_rmse(model: nn.Module, data: FormulaData) -> float:
 def train(model: nn.Module, data: FormulaData, *, steps: int | None = DEFAULT_STEPS, lr: float = DEFAULT_LR,
           seed: int = 0, batch_size: int | None = None, budget_s: float | None = None,
           progress: str | None = None, num_threads: int | None = TRAIN_THREADS) -> dict[str, float]:
-    """Fit ``model`` to ``data`` with MSE: Adam, cosine decay over ``steps``, full batch unless
-    ``batch_size``. Returns loss and timing (``seconds_per_step`` is the wall time per step).
+    """Fit ``model`` to ``data`` with MSE (or the model's own ``loss(output, target)``, e.g. MSE plus an
+    auxiliary loss): Adam, cosine decay over ``steps``, full batch unless ``batch_size``. Returns loss
+    and timing (``seconds_per_step`` is the wall time per step).
 
     ``num_threads``: torch intra-op threads while training (default 1: these networks are so small
     that more threads only add overhead, and on a busy machine contend badly); None leaves it as is.
     """
     g = torch.Generator().manual_seed(seed)
+    loss_fn = getattr(model, "loss", nn.functional.mse_loss)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps or 10_000)
     x, y = data.x_train, data.y_train
@@ -167,7 +267,7 @@ def train(model: nn.Module, data: FormulaData, *, steps: int | None = DEFAULT_ST
         else:
             idx = torch.randint(len(x), (batch_size,), generator=g)
             xb, yb = x[idx], y[idx]
-        loss = nn.functional.mse_loss(model(xb), yb)
+        loss = loss_fn(model(xb), yb)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -266,7 +366,7 @@ def summarise(per: dict[str, dict[str, float]]) -> dict[str, float]:
     return out
 
 
-def fit_formulas(build: Callable[[int], nn.Module], formulas: list[str] | tuple[str, ...] | None = None, *,
+def fit_formulas(build: Callable[[int], nn.Module], formulas: FormulaLike | Sequence[FormulaLike] | None = None, *,
                  baseline: str | None = None, seed: int = 0, **train_kw: Any) -> dict[str, float]:
     """One row of ``evaluate``'s table for a claim: per formula, ``build(d)`` (seeded with ``seed``) or, with
     ``baseline``, that task baseline at ``build(d)``'s parameter count, trained and scored; ``summarise``d.
@@ -279,30 +379,37 @@ def fit_formulas(build: Callable[[int], nn.Module], formulas: list[str] | tuple[
     >>> abs(kan["params:xy"] - mlp["params:xy"]) / mlp["params:xy"] < 0.1
     True
     """
-    names = list(FORMULAS) if formulas is None else list(formulas)
     per: dict[str, dict[str, float]] = {}
-    for name in names:
-        data = make_data(name)
+    for f in resolve_formulas(formulas):
+        data = make_data(f)
         torch.manual_seed(seed)
-        model = build(FORMULAS[name][1])
+        model = build(f.n_vars)
         if baseline is not None:
             model = build_baseline(baseline, params=count_params(model), data=data, seed=seed)
-        per[name] = fit(model, data, seed=seed, **train_kw)
+        per[f.name] = fit(model, data, seed=seed, **train_kw)
     return summarise(per)
 
 
-def describe(*, formula: str | list[str] | None = None, steps: int | None = None, budget_s: float | None = None,
-             lr: float = DEFAULT_LR, batch_size: int | None = None) -> dict[str, Any]:
-    """The protocol ``evaluate`` runs with these options (its defaults without any).
+def describe(*, formula: FormulaLike | Sequence[FormulaLike] | None = None, steps: int | None = None,
+             budget_s: float | None = None, lr: float = DEFAULT_LR, batch_size: int | None = None) -> dict[str, Any]:
+    """The protocol ``evaluate`` runs with these options (its defaults without any). ``formula`` takes names
+    of ``FORMULAS`` and your own ``Formula(name, fn, n_vars, domain)`` objects, listed under
+    ``user_formulas`` (dimension, domain, description: the callable itself is not data).
 
     >>> describe()["optimizer"], describe(formula="xy")["formulas"]
     ('Adam', ['xy'])
+    >>> describe(formula=Formula("x3", lambda v: v[:, 0] ** 3, 1))["user_formulas"]["x3"]["domain"]
+    [[-1.0, 1.0]]
     """
     if steps is None and budget_s is None:
         steps = DEFAULT_STEPS
-    names = list(FORMULAS) if formula is None else [formula] if isinstance(formula, str) else list(formula)
-    return {"formulas": names, "n_train": N_TRAIN, "n_test": N_TEST, "data_seed": DATA_SEED,
-            "inputs": "uniform on each variable's DOMAINS range, rescaled to [-1, 1]",
+    formulas = resolve_formulas(formula)
+    user = {f.name: f.describe() for f in formulas if f.name not in FORMULAS}
+    return {"formulas": [f.name for f in formulas], **({"user_formulas": user} if user else {}),
+            "custom_formula": "evaluate(model, formula=Formula(name, fn, n_vars, domain)): fn maps the variables in "
+                              "their domain, an (N, n_vars) array, to (N,) values",
+            "n_train": N_TRAIN, "n_test": N_TEST, "data_seed": DATA_SEED,
+            "inputs": "uniform on each variable's DOMAINS range (a Formula's domain), rescaled to [-1, 1]",
             "targets": "standardised with the training split's mean and std",
             "steps": steps, "budget_s": budget_s, "optimizer": "Adam", "lr": lr, "schedule": "cosine decay over steps",
             "batch_size": "full batch" if batch_size is None else batch_size, "loss": "MSE",
@@ -312,14 +419,15 @@ def describe(*, formula: str | list[str] | None = None, steps: int | None = None
             "torch_threads": TRAIN_THREADS}
 
 
-def evaluate(model: nn.Module, *, formula: str | list[str] | None = None, steps: int | None = None,
+def evaluate(model: nn.Module, *, formula: FormulaLike | Sequence[FormulaLike] | None = None, steps: int | None = None,
              budget_s: float | None = None, seed: int = 0, baselines: list[str] | None = None,
              train_model: bool | None = None, lr: float = DEFAULT_LR, batch_size: int | None = None,
              progress: bool = False, rebuild: Callable[..., nn.Module] | None = None) -> Result:
     """Train and test ``model`` on each formula next to the ``mlp`` and ``kan`` baselines.
 
     Args:
-        formula: one name, a list, or None for all of ``FORMULAS``.
+        formula: one name, a list, or None for all of ``FORMULAS``; a ``Formula(name, fn, n_vars, domain)``
+            of your own wherever a name goes (see ``Formula``).
         steps, budget_s: training length per model and formula (default ``DEFAULT_STEPS`` steps).
         baselines: subset of ``["mlp", "kan"]`` (default both), each at the model's parameter count.
         train_model: default True unless the model carries pretrained weights (then it is scored as
@@ -328,12 +436,11 @@ def evaluate(model: nn.Module, *, formula: str | list[str] | None = None, steps:
 
     >>> r = evaluate(zoo.create("bspline_mlp"), formula="xy", steps=200)  # doctest: +SKIP
     >>> print(r.table("bspline_mlp"))                                      # doctest: +SKIP
+    >>> mine = Formula("sin_xy", lambda v: np.sin(v[:, 0] * v[:, 1]), n_vars=2, domain=((0.0, 3.0),))
+    >>> r = zoo.evaluate("bspline_mlp", formula=mine, steps=200)          # doctest: +SKIP
     """
     t0 = time.perf_counter()
-    names = list(FORMULAS) if formula is None else [formula] if isinstance(formula, str) else list(formula)
-    unknown = [n for n in names if n not in FORMULAS]
-    if unknown:
-        raise KeyError(f"unknown formula(s) {unknown}; choose from {sorted(FORMULAS)}")
+    formulas = resolve_formulas(formula)
     baselines = list(BASELINES) if baselines is None else list(baselines)
     prov = getattr(model, "zoo", None)
     if train_model is None:
@@ -343,9 +450,9 @@ def evaluate(model: nn.Module, *, formula: str | list[str] | None = None, steps:
     kw = {"steps": steps, "budget_s": budget_s, "seed": seed, "lr": lr, "batch_size": batch_size}
     per: dict[str, dict[str, float]] = {}
     per_base: dict[str, dict[str, dict[str, float]]] = {b: {} for b in baselines}
-    for name in names:
-        d = FORMULAS[name][1]
-        data = make_data(name)
+    for f in formulas:
+        name, d = f.name, f.n_vars
+        data = make_data(f)
         if train_model:
             m = instantiate(model, d, seed, rebuild)
         else:  # pretrained: scored as is, on the formulas of its width
@@ -362,5 +469,6 @@ def evaluate(model: nn.Module, *, formula: str | list[str] | None = None, steps:
         raise ValueError(f"{NAME}: no formula could be evaluated; give the model zoo provenance or in_features")
     return Result(task=NAME, metrics=summarise(per), baselines={b: summarise(v) for b, v in per_base.items()},
                   n=N_TEST * len(per), seconds=time.perf_counter() - t0,
-                  config={**describe(formula=list(per), steps=steps, budget_s=budget_s, lr=lr, batch_size=batch_size),
+                  config={**describe(formula=[f for f in formulas if f.name in per], steps=steps, budget_s=budget_s,
+                                     lr=lr, batch_size=batch_size),
                           "seed": seed, "trained": train_model})
