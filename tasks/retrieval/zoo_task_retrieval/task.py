@@ -394,7 +394,8 @@ def evaluate(model: nn.Module, *, corpus: str | None = None, data: RetrievalData
     ``exact-maxsim`` (multi-vector) or ``exact-dense`` (single), and on ``wiki`` to both, each on its
     own encoding of the same corpus. Trainable models (a parameter that requires grad, no pretrained
     weights) are first trained with ``train`` for ``steps`` (default ``DEFAULT_STEPS``) on the corpus's training
-    split (synthetic corpora without one: a fresh sample drawn with ``seed + 1``).
+    split (synthetic corpora without one: a fresh sample drawn with ``seed + 1``; the wiki sentence corpus of
+    ``n_docs`` leads: the next ``n_docs`` leads and their queries, ``data.wiki_split``).
     ``data_kw`` go to the loader (e.g. ``n_docs``, ``split``); ``budget_s`` is accepted for the
     common interface and unused (indexing and search are not budgeted). Every method is measured on
     ``threads`` CPU threads (default 1, for comparable latencies).
@@ -419,6 +420,12 @@ def evaluate(model: nn.Module, *, corpus: str | None = None, data: RetrievalData
     if train_model is None:
         train_model = any(p.requires_grad for p in model.parameters()) and not getattr(prov, "pretrained", False)
     if train_model:
+        if data.train is None and corpus == "wiki" and data.kind == "single" and not data_kw.keys() - {"n_docs", "n_queries"}:
+            from .data import wiki_split
+
+            # the same test articles and queries, plus the next as many leads as a training split (no overlap)
+            n = data_kw.get("n_docs", 2000)
+            data = wiki_split(2 * n, n, n_queries=data_kw.get("n_queries"))
         if data.train is None:
             if corpus != "synthetic":
                 raise ValueError(f"{NAME}: corpus {corpus!r} has no training split to train {type(model).__name__} on; "
