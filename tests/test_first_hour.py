@@ -192,3 +192,14 @@ def test_dev_reinstalls_only_what_changed(tmp_path, monkeypatch):
     assert changed() == []
     (b / "mod.py").write_text("y")
     assert changed() == [str(b)]
+
+
+def test_every_shipped_snapshot_loads_offline_and_strictly():
+    """Each tag whose plugin ships a snapshot loads from it (sha256 pins, strict keys and shapes): a model change
+    that leaves a stale snapshot behind fails here, not on a user's first create."""
+    shipped = [n for n in zoo.list_models(pretrained=True)
+               if registry.lookup(n)[0].weights[n.split(".", 1)[1]].snapshot is not None]
+    assert "mrl_digits_cnn.digits" in shipped
+    for name in shipped:
+        model = zoo.create(name)
+        assert model.zoo.source == "package" and model.zoo.pretrained, name

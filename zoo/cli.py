@@ -402,7 +402,8 @@ def main(argv: list[str] | None = None) -> int:
         from .task import set_progress
 
         set_progress(bars=_progress(args), lines=not args.quiet)
-        if not _progress(args):  # the Hub client's download bars too (it reads this when it is imported)
+        if not _progress(args):  # no bars at all: tasks' own (tqdm reads TQDM_DISABLE), the Hub client's downloads
+            os.environ.setdefault("TQDM_DISABLE", "1")
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
         return args.fn(args)

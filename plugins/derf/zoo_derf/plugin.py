@@ -22,7 +22,11 @@ def zoo_models() -> list[ModelSpec]:
             description="TinyViT (patch 2, D=64, 4 layers) with every LayerNorm replaced by "
                         "Derf: weight * erf(alpha * x + shift) + bias (alpha0=0.5, shift0=0)",
             weights={"digits": WeightsSpec(
-                repo="zoo-models/derf-vit-digits", recipe="zoo_derf.train:digits",
+                repo="zoo-models/derf-vit-digits",
+                snapshot="zoo_derf:weights/derf_vit.digits",
+                files={"config.json": "57e1c7e951aec15337a683d14e98535a2f302bee1b1924a7b51b553cd43efe60",
+                       "model.safetensors": "81ee8bec112d9b51e6502508677c954c84be0b70ec141365d07853641672040d"},
+                recipe="zoo_derf.train:digits",
                 description="derf_vit trained from scratch on digits_classify's training split "
                             "(zoo_derf.train:digits, fixed steps, seed 0)")},
         ),

@@ -26,7 +26,11 @@ def zoo_models() -> list[ModelSpec]:
                   description="F-INR, tensor-train decomposition of rank 16: one SIREN per axis (3 layers of 32) "
                               "giving the 1 x r, r x r, ..., r x 1 cores",
                   weights={"video": WeightsSpec(
-                      repo="zoo-models/finr-tt-video", recipe="zoo_f_inr.train:video",
+                      repo="zoo-models/finr-tt-video",
+                      snapshot="zoo_f_inr:weights/finr_tt.video",
+                      files={"config.json": "87325a54e49ccff737b1ca35c567520e4d2fdd659f0c2a356bdc2430aa39a022",
+                             "model.safetensors": "a22e3419c3c8ba0f49b1db48259f32c82d78597deb0913d58280de04cddd4594"},
+                      recipe="zoo_f_inr.train:video",
                       description="finr_tt (in_features=3, out_features=3) fitted to the 16-frame 32x32 astronaut "
                                   "video (image_fit.make_video_signal, resolution (16, 32, 32), grid mode, Adam 1e-3 "
                                   "decaying to 1e-4, 3000 steps, lowest-loss parameters kept, seed 0)")}),

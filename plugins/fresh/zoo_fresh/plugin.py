@@ -19,7 +19,11 @@ def zoo_models() -> list[ModelSpec]:
                   description="SIREN (3 sine layers of 64, lr 1e-4) whose first-layer omega_0 FreSh picks from "
                               "10..200 before training (10 untrained outputs per value, 64 spectrum bins)",
                   weights={"camera": WeightsSpec(
-                      repo="zoo-models/fresh-siren-camera", recipe="zoo_fresh.train:camera",
+                      repo="zoo-models/fresh-siren-camera",
+                      snapshot="zoo_fresh:weights/fresh_siren.camera",
+                      files={"config.json": "1009790e8ec62a748c9dca40c31284824c32d6052d615bd6a8213d11744ca708",
+                             "model.safetensors": "7c101d736d4370f2f7f682e75301a3144710f1e661520d0fe78b5483cdf9c204"},
+                      recipe="zoo_fresh.train:camera",
                       description="fresh_siren fitted to 64x64 camera (image_fit: FreSh picks omega_0, then Adam "
                                   "1e-4, 250 steps, seed 0)")}),
         ModelSpec(name="fresh_relu_ff", builder="zoo_fresh.model:fresh_relu_ff", task=TASK, paper=PAPER,

@@ -21,7 +21,11 @@ def zoo_models() -> list[ModelSpec]:
                         "hash grid while training); the 16 nearest Gaussians' density-weighted features -> MLP "
                         "2 x 64 -> sigmoid",
             weights={"camera": WeightsSpec(
-                repo="zoo-models/gainer-camera", recipe="zoo_gainer.train:camera",
+                repo="zoo-models/gainer-camera",
+                snapshot="zoo_gainer:weights/gainer.camera",
+                files={"config.json": "87db258ebc934023440ae796bfbe77fc87c2a3bb43d6fddd3a837b0932225421",
+                       "model.safetensors": "d5e366dd78f3d9ab551e4799ca1a4901a86b39eb0ea7ef21873e2026e85a7ff1"},
+                recipe="zoo_gainer.train:camera",
                 description="gainer fitted to 64x64 camera (image_fit, 2000 full-batch Adam steps, seed 0), baked")},
         ),
     ]

@@ -19,7 +19,11 @@ def zoo_models() -> list[ModelSpec]:
                     "trained end-to-end through that gradient (second order); latent 32, width 64, 3 sine "
                     "layers by default (paper: width 256, 4 layers)",
         weights={"digits": WeightsSpec(
-            repo="zoo-models/gon-implicit-digits", recipe="zoo_gon.train:digits",
+            repo="zoo-models/gon-implicit-digits",
+            snapshot="zoo_gon:weights/gon_implicit.digits",
+            files={"config.json": "78886397ea45edb70ca01c93b723648dfe39b184e0a77af4778ebcf7bc70e139",
+                   "model.safetensors": "6dbe585737ce9ce5c62760267a8d03a6aa944d6e7df9e31f1e1cb576d02ce669"},
+            recipe="zoo_gon.train:digits",
             description="gon_implicit trained on 512 16x16 digits (signal_set_fit, Adam 1e-4, batch 64, 500 steps, "
                         "seed 0)")})]
 

@@ -18,7 +18,11 @@ def zoo_models() -> list[ModelSpec]:
         ModelSpec(name="int_siren", builder="zoo_implicit_neural_teaching.model:int_siren", task=TASK, paper=PAPER,
                   description=f"SIREN (3 sine layers of 64, w0=30, lr 1e-4) {_TRAIN}",
                   weights={"camera": WeightsSpec(
-                      repo="zoo-models/int-siren-camera", recipe="zoo_implicit_neural_teaching.train:camera",
+                      repo="zoo-models/int-siren-camera",
+                      snapshot="zoo_implicit_neural_teaching:weights/int_siren.camera",
+                      files={"config.json": "52ef597fd6ede3b8daf389f84402678f7687194c009e4e8a273770392440a0e5",
+                             "model.safetensors": "0027c8d3e26c38a12e497f5f06524da57bb1ebce84149ad68aacd5f6b28a0dd1"},
+                      recipe="zoo_implicit_neural_teaching.train:camera",
                       description="int_siren fitted to 64x64 camera by INT (image_fit, 1000 steps, seed 0)")}),
         ModelSpec(name="int_relu_ff", builder="zoo_implicit_neural_teaching.model:int_relu_ff", task=TASK,
                   paper=PAPER,

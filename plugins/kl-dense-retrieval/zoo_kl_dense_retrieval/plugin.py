@@ -20,7 +20,11 @@ def zoo_models() -> list[ModelSpec]:
                   description="mean and softplus-variance heads (k=63) over 384-d sentence vectors; score -KL(q||d); "
                               "search: faiss inner product over 128-value index vectors (exact rewrite of -KL)",
                   weights={"wiki": WeightsSpec(
-                      repo="zoo-models/kl-dense-retrieval", recipe="zoo_kl_dense_retrieval.train:wiki",
+                      repo="zoo-models/kl-dense-retrieval",
+                      snapshot="zoo_kl_dense_retrieval:weights/kl_dense_retrieval.wiki",
+                      files={"config.json": "78a0e95622d3a9c8b9e87a3a611a4265aa7415593455534a700be566a20fe3c9",
+                             "model.safetensors": "4de19093118a47cd898712a7bd351e4388341e74473cd1d9804d94ea19e50104"},
+                      recipe="zoo_kl_dense_retrieval.train:wiki",
                       description="trained by zoo_kl_dense_retrieval.train:wiki on the MiniLM sentence vectors of "
                                   "Wikipedia leads 2000-3999 (in-batch contrastive, seed 0); the card lists its "
                                   "metrics on the task's wiki corpus (leads 0-1999)")}),

@@ -19,7 +19,11 @@ def zoo_models() -> list[ModelSpec]:
             description="Poly-INR without positional encoding: per level, features times an affine map of the "
                         "coordinates (A_i x + b_i), then Linear + LeakyReLU(0.2); width 64, 4 levels by default",
             weights={"camera": WeightsSpec(
-                repo="zoo-models/poly-inr-camera", recipe="zoo_poly_inr.train:camera",
+                repo="zoo-models/poly-inr-camera",
+                snapshot="zoo_poly_inr:weights/poly_inr.camera",
+                files={"config.json": "4472a161cc8f558ac6420a8e225226ee380813fe3608fbecebcd521e886dec79",
+                       "model.safetensors": "d9da0ea2f7ee17876d6df8a7ac804885bb83b4a24b450a437ecfdb0d83680172"},
+                recipe="zoo_poly_inr.train:camera",
                 description="poly_inr fitted to 64x64 camera (image_fit, Adam 1e-3, fixed steps, seed 0)")},
         ),
     ]

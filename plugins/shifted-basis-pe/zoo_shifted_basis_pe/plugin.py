@@ -24,7 +24,11 @@ def zoo_models() -> list[ModelSpec]:
                   defaults={"basis": "triangle", "sigma": 0.06},
                   description=f"shifted triangle (hat) embedding (half-width 0.06), {_WHAT}",
                   weights={"camera": WeightsSpec(
-                      repo="zoo-models/sbpe-triangle-camera", recipe="zoo_shifted_basis_pe.train:camera",
+                      repo="zoo-models/sbpe-triangle-camera",
+                      snapshot="zoo_shifted_basis_pe:weights/sbpe_triangle.camera",
+                      files={"config.json": "2f44ba97aa9a9394335bc294686034f5c67c79c02b17face2cf0e55ff2c23461",
+                             "model.safetensors": "c7531e753165abe32bd4f3f979a3272079a54ad47d4186a1a8a2064f43cd4f25"},
+                      recipe="zoo_shifted_basis_pe.train:camera",
                       description="sbpe_triangle fitted to 64x64 camera (image_fit, Adam 1e-3, 500 steps, seed 0)")}),
         ModelSpec(name="sbpe_rff", builder=_BUILDER, task=TASK, paper=PAPER, defaults={"basis": "rff", "sigma": 5.0},
                   description="per-axis random Fourier features (32 frequencies per axis, N(0, 5^2)), the special "

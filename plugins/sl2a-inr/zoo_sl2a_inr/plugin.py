@@ -19,7 +19,11 @@ def zoo_models() -> list[ModelSpec]:
             description="SL2A-INR: Chebyshev learnable-activation layer (K=64) + LayerNorm, then 3 low-rank (r=16) "
                         "ReLU fusion layers modulated by the LA output; width 64 (paper: K=256, width 256, r=128)",
             weights={"camera": WeightsSpec(
-                repo="zoo-models/sl2a-inr-camera", recipe="zoo_sl2a_inr.train:camera",
+                repo="zoo-models/sl2a-inr-camera",
+                snapshot="zoo_sl2a_inr:weights/sl2a_inr.camera",
+                files={"config.json": "478e6b1ef729c3550ecbd55d51bb569a3fa997dd4264d34ac0d195f308f1e0c1",
+                       "model.safetensors": "719a424d62bec98ec40522f05d98699726c3e5ef1c992f3a5fba81e21e7d3307"},
+                recipe="zoo_sl2a_inr.train:camera",
                 description="sl2a_inr fitted to 64x64 camera (image_fit, Adam 1e-3 decayed to 1e-4, 500 steps, "
                             "seed 0)")},
         ),
