@@ -306,9 +306,14 @@ def test_zoo_mrl_installs_by_name_from_the_wheelhouse(tmp_path):
         plugins = _run([zoo_cli, "plugins"], 120, env=env, cwd=tmp_path).stdout.splitlines()
         assert sorted(line.split()[0] for line in plugins) == ["mrl", "task-digits", "task-retrieval"]
         assert all(line.split()[3] == "ok" for line in plugins), plugins
-        # un-tagged: pretrained tags are not shipped in the wheelhouse yet (mrl_digits_cnn.digits needs its snapshot)
-        created = json.loads(_run([zoo_cli, "create", "mrl_digits_cnn"], 300, env=env, cwd=tmp_path).stdout)
-        assert created["id"] == "mrl_digits_cnn" and created["plugin"] == "mrl" and created["parameters"] > 10_000
+        # the pretrained tag ships in the wheel: it loads offline, verified, with an empty Hub cache
+        created = json.loads(_run([zoo_cli, "create", "mrl_digits_cnn.digits"], 300, env=env, cwd=tmp_path).stdout)
+        assert created["id"] == "mrl_digits_cnn.digits" and created["plugin"] == "mrl" and created["parameters"] > 10_000
+        assert created["source"] == "package" and created["pretrained"] is True
+        from zoo.registry import lookup
+
+        pin = lookup("mrl_digits_cnn")[0].weights["digits"].files["model.safetensors"]
+        assert created["sha256"] == pin
         evaluated = _run([zoo_cli, "eval", "mrl_digits_cnn", "--steps", "5"], 600, env=env, cwd=tmp_path).stdout
         assert "task digits_classify" in evaluated, evaluated
         row = next(line.split() for line in evaluated.splitlines() if line.startswith("mrl_digits_cnn "))

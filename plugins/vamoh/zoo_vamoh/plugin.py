@@ -20,7 +20,11 @@ def zoo_models() -> list[ModelSpec]:
                     "Fourier-feature LeakyReLU INRs, per-coordinate categorical mixture pi(x, z); trained on the "
                     "ELBO with random pixel subsets; latent 16",
         weights={"digits": WeightsSpec(
-            repo="zoo-models/vamoh-ff-digits", recipe="zoo_vamoh.train:digits",
+            repo="zoo-models/vamoh-ff-digits",
+            snapshot="zoo_vamoh:weights/vamoh_ff.digits",
+            files={"config.json": "58f35bceaa2be92cc1a9e333a6c52ae477e1a5a719d813fb8d66c2993ab6bfdb",
+                   "model.safetensors": "9829b1ad666bebeba1280d9d99dea2d559df290cc23be70e46d770afa75ab8c5"},
+            recipe="zoo_vamoh.train:digits",
             description="vamoh_ff trained on 1024 8x8 digits (signal_set_fit, ELBO, 2000 Adam steps, seed 0)")})]
 
 
