@@ -7,7 +7,7 @@ import sys
 
 def _eval(prefix):
     cmd = prefix + ["-m", "zoo.cli", "eval", "fixture_mlp", "--steps", "30", "--json",
-                    "--set", 'baselines=["mlp-ln-relu"]']
+                    "--task-arg", 'baselines=["mlp-ln-relu"]']
     env = dict(os.environ, OMP_NUM_THREADS="1")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -83,7 +83,8 @@ def cmd_info(a: argparse.Namespace) -> int:
     for tag, w in data["weights"].items():
         pin = f"pinned {w['revision'][:12]}" if w["pinned"] else f"unpinned ({w['revision']})"
         if w["shipped"] is not None:
-            where = f"ships in the plugin ({w['shipped'] / 1e6:.2f} MB, sha256 {w['files']['model.safetensors'][:12]}): loads offline"
+            digest = w["files"]["model.safetensors"][:12]
+            where = f"ships in the plugin ({w['shipped'] / 1e6:.2f} MB, sha256 {digest}): loads offline"
         elif w["recipe"]:
             where = f"Hub only ({w['repo']}, {pin}); to make it here: zoo train {data['name']}.{tag} --out DIR"
         else:

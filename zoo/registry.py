@@ -262,7 +262,7 @@ def builder_arguments(target: str) -> list[dict[str, str | None]] | None:
     a = node.args
     positional = [*a.posonlyargs, *a.args]
     defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-    pairs = list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
+    pairs = list(zip(positional, defaults, strict=True)) + list(zip(a.kwonlyargs, a.kw_defaults, strict=True))
     text = lambda n: None if n is None else ast.unparse(n)  # noqa: E731
     return [{"name": arg.arg, "annotation": text(arg.annotation), "default": text(default)}
             for arg, default in pairs if arg.arg not in ("self", "cls")]

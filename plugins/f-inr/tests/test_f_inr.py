@@ -128,13 +128,14 @@ def test_quick_reproduction_trains_every_row_for_the_same_budget():
                                               "psnr_test: finr_cp - siren >= 0", "psnr_test: finr_cp - relu-ff >= 0"]
 
 
-def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():
+def test_pretrained_tag_ships_a_pinned_snapshot_and_its_recipe_resolves():
     from zoo import registry
     from zoo.factory import resolve_target
 
     w = registry.catalog().models["finr_tt"][0].weights["video"]
     assert (w.repo, w.recipe) == ("zoo-models/finr-tt-video", "zoo_f_inr.train:video")
-    assert w.revision == "main" and not w.files  # unpinned: no weights pushed to a public Hub yet
+    # the recipe's weights ship in the plugin, held to these sha256s; the Hub repo is not published (no commit)
+    assert w.revision == "main" and w.snapshot is not None and set(w.files) == {"config.json", "model.safetensors"}
     assert callable(resolve_target(w.recipe))
 
 

@@ -95,13 +95,14 @@ def test_quick_reproduction_compares_the_pick_with_the_sweep():
                                               "fresh_siren select_runs <= 1", "fresh_relu_ff select_runs <= 1"]
 
 
-def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():
+def test_pretrained_tag_ships_a_pinned_snapshot_and_its_recipe_resolves():
     from zoo import registry
     from zoo.factory import resolve_target
 
     w = registry.catalog().models["fresh_siren"][0].weights["camera"]
     assert (w.repo, w.recipe) == ("zoo-models/fresh-siren-camera", "zoo_fresh.train:camera")
-    assert w.revision == "main" and not w.files  # unpinned: no weights pushed to a public Hub yet
+    # the recipe's weights ship in the plugin, held to these sha256s; the Hub repo is not published (no commit)
+    assert w.revision == "main" and w.snapshot is not None and set(w.files) == {"config.json", "model.safetensors"}
     assert callable(resolve_target(w.recipe))
 
 

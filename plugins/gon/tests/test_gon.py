@@ -75,11 +75,12 @@ def test_quick_reproduction_measures_gon_against_its_baselines():
     assert r.verdict in ("reproduced", "not reproduced", "inconclusive")
 
 
-def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():
+def test_pretrained_tag_ships_a_pinned_snapshot_and_its_recipe_resolves():
     from zoo import registry
     from zoo.factory import resolve_target
 
     w = registry.catalog().models["gon_implicit"][0].weights["digits"]
     assert (w.repo, w.recipe) == ("zoo-models/gon-implicit-digits", "zoo_gon.train:digits")
-    assert w.revision == "main" and not w.files  # unpinned: no weights pushed to a public Hub yet
+    # the recipe's weights ship in the plugin, held to these sha256s; the Hub repo is not published (no commit)
+    assert w.revision == "main" and w.snapshot is not None and set(w.files) == {"config.json", "model.safetensors"}
     assert callable(resolve_target(w.recipe))

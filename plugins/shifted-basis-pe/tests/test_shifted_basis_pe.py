@@ -82,11 +82,12 @@ def test_quick_reproduction_runs_both_sweeps_and_decides_on_their_best():
                                               "psnr_test: 2d non-fourier best - 2d fourier best >= -1"]
 
 
-def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():
+def test_pretrained_tag_ships_a_pinned_snapshot_and_its_recipe_resolves():
     from zoo import registry
     from zoo.factory import resolve_target
 
     w = registry.catalog().models["sbpe_triangle"][0].weights["camera"]
     assert (w.repo, w.recipe) == ("zoo-models/sbpe-triangle-camera", "zoo_shifted_basis_pe.train:camera")
-    assert w.revision == "main" and not w.files  # unpinned: no weights pushed to a public Hub yet
+    # the recipe's weights ship in the plugin, held to these sha256s; the Hub repo is not published (no commit)
+    assert w.revision == "main" and w.snapshot is not None and set(w.files) == {"config.json", "model.safetensors"}
     assert callable(resolve_target(w.recipe))

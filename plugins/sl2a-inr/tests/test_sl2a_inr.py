@@ -63,11 +63,12 @@ def test_quick_reproduction_measures_sl2a_against_siren():
     assert r.table["sl2a_inr"]["steps_to_30db"] == 21  # 20 quick steps at 16x16 never reach 30 dB: steps + 1
 
 
-def test_pretrained_tag_is_unpinned_and_its_recipe_resolves():
+def test_pretrained_tag_ships_a_pinned_snapshot_and_its_recipe_resolves():
     from zoo import registry
     from zoo.factory import resolve_target
 
     w = registry.catalog().models["sl2a_inr"][0].weights["camera"]
     assert (w.repo, w.recipe) == ("zoo-models/sl2a-inr-camera", "zoo_sl2a_inr.train:camera")
-    assert w.revision == "main" and not w.files  # unpinned: no weights pushed to a public Hub yet
+    # the recipe's weights ship in the plugin, held to these sha256s; the Hub repo is not published (no commit)
+    assert w.revision == "main" and w.snapshot is not None and set(w.files) == {"config.json", "model.safetensors"}
     assert callable(resolve_target(w.recipe))
