@@ -70,8 +70,8 @@ def main() -> int:
                ZOO_CACHE_DIR=str(OUT / "zoo-cache"), PYTHONUNBUFFERED="1")
     env.pop("HF_HUB_OFFLINE", None)
     print(f"$ zoo hub serve --root {OUT / 'hub'} --port {port}")
-    hub = subprocess.Popen([sys.executable, "-m", "zoo.cli", "hub", "serve", "--root", str(OUT / "hub"),
-                            "--port", str(port), "--token", TOKEN], env=env, stdout=subprocess.PIPE, text=True)
+    hub = subprocess.Popen([sys.executable, "-m", "zoo.cli", "hub", "serve", "--root", str(OUT / "hub"), "--port", str(port),
+                            "--token", TOKEN, "--log-level", "WARNING"], env=env, stdout=subprocess.PIPE, text=True)
     try:
         print(hub.stdout.readline(), end="")  # waits until the server is listening
         zoo_cmd("plugins", env=env)
