@@ -166,10 +166,11 @@ def set_progress(*, bars: bool, lines: bool) -> None:
 def status(message: str, *, force: bool = False) -> None:
     """One status line on stderr for a step that takes more than a few seconds, when progress lines are on
     (or ``force``: a caller asked for progress itself)."""
-    if _PROGRESS["lines"] or force:
+    if _PROGRESS["lines"] or force:  # a line the user asked for (CLI, or progress=True), not a log record
         import sys
 
-        print(message, file=sys.stderr, flush=True)
+        sys.stderr.write(message + "\n")
+        sys.stderr.flush()
 
 
 def run_budget(step: Callable[[int], float], *, steps: int | None, budget_s: float | None,

@@ -48,7 +48,7 @@ def train(name: str, *, seed: int = 0, out: str | os.PathLike | None = None, pus
     >>> t = zoo.train("gon_implicit.digits", out="gon-digits")   # doctest: +SKIP
     >>> t.metrics["psnr_test"]                                     # doctest: +SKIP
     """
-    from .factory import push_to_hub, resolve_target, save_pretrained
+    from .factory import Provenance, push_to_hub, resolve_target, save_pretrained
 
     spec, plugin_id, tag = registry.lookup(name)
     if tag is None:
@@ -66,9 +66,7 @@ def train(name: str, *, seed: int = 0, out: str | os.PathLike | None = None, pus
     t0 = time.perf_counter()
     model, metrics = resolve_target(weights.recipe, plugin_id)(seed=seed)
     status(f"trained {name} in {time.perf_counter() - t0:.0f} s: "
-           + ", ".join(f"{k} {v:.4g}" for k, v in list(metrics.items())[:4]))
-    from .factory import Provenance
-
+           + ", ".join(f"{k} {v:.4g}" if isinstance(v, (int, float)) else f"{k} {v}" for k, v in list(metrics.items())[:4]))
     if not isinstance(getattr(model, "zoo", None), Provenance):
         raise NotAZooModel(f"the recipe {weights.recipe} returned a model that zoo.create did not build, so zoo cannot "
                            f"save or push it; build it in the recipe with zoo.create({spec.name!r}, ...)")
