@@ -15,7 +15,8 @@ BUILTIN = {  # what a caller who does not know zoo would catch
     "ModelNotFound": KeyError, "PluginNotInstalled": ImportError, "PluginBroken": ImportError,
     "PluginCollision": ImportError, "UnknownArgument": TypeError, "NotAZooModel": TypeError,
     "WeightsNotFound": FileNotFoundError, "WeightsCorrupt": ValueError, "WeightsMismatch": RuntimeError,
-    "DownloadFailed": OSError, "UnsafeConfig": ValueError, "NotAZooConfig": ValueError, "TaskNotFound": KeyError,
+    "DownloadFailed": OSError, "PushFailed": OSError, "UnsafeConfig": ValueError, "NotAZooConfig": ValueError,
+    "TaskNotFound": KeyError,
     "ClaimNotFound": LookupError,
 }
 

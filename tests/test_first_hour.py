@@ -203,3 +203,22 @@ def test_every_shipped_snapshot_loads_offline_and_strictly():
     for name in shipped:
         model = zoo.create(name)
         assert model.zoo.source == "package" and model.zoo.pretrained, name
+
+
+def test_push_failures_are_one_line_and_push_nothing(hub, repo_id, monkeypatch):
+    from zoo import weights
+
+    model = zoo.create("fixture_mlp")
+    # before: httpx's ConnectError / huggingface_hub's HTTP error reached the user as a traceback
+    with pytest.raises(zoo.PushFailed, match="HF_TOKEN"):
+        zoo.push_to_hub(model, repo_id, token="not-the-token")
+    monkeypatch.setattr(weights, "hub_unreachable", lambda timeout=2.0: "ConnectionRefusedError: Connection refused")
+    with pytest.raises(zoo.PushFailed, match="unreachable .*nothing was pushed"):
+        zoo.push_to_hub(model, repo_id)
+
+
+def test_convert_names_a_missing_checkpoint(capsys):
+    from zoo.cli import main
+
+    assert main(["convert", "mlp_kan_deit.official", "/no/such/checkpoint.pth", "--to", "out"]) == 2
+    assert "no such file" in capsys.readouterr().err

@@ -27,7 +27,7 @@ _LAZY = {
     "PluginBroken": "zoo.errors", "PluginCollision": "zoo.errors", "WeightsNotFound": "zoo.errors",
     "WeightsCorrupt": "zoo.errors", "UnsafeConfig": "zoo.errors", "TaskNotFound": "zoo.errors",
     "WeightsMismatch": "zoo.errors", "DownloadFailed": "zoo.errors", "UnknownArgument": "zoo.errors",
-    "NotAZooModel": "zoo.errors", "ClaimNotFound": "zoo.errors", "NotAZooConfig": "zoo.errors",
+    "NotAZooModel": "zoo.errors", "ClaimNotFound": "zoo.errors", "NotAZooConfig": "zoo.errors", "PushFailed": "zoo.errors",
     # model creation and the Hub (torch, when called)
     "create": "zoo.factory", "save_pretrained": "zoo.factory", "push_to_hub": "zoo.factory",
     "Provenance": "zoo.factory", "evaluate": "zoo.evaluation",
@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # static imports for IDEs and type checkers
         PluginBroken,
         PluginCollision,
         PluginNotInstalled,
+        PushFailed,
         TaskNotFound,
         UnknownArgument,
         UnsafeConfig,

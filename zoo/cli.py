@@ -210,6 +210,8 @@ def cmd_convert(a: argparse.Namespace) -> int:
     w = spec.weights.get(tag) if tag else None
     if w is None or w.converter is None:
         raise ZooError(f"{a.name} has no converter; name a tag whose weights come from an official release")
+    if not os.path.isfile(a.source):
+        raise ZooError(f"{a.source}: no such file; pass the official checkpoint you downloaded from the authors' release")
     model = resolve_target(w.converter, plugin_id)(a.source)
     folder = save_pretrained(model, a.to, overwrite_card=True)
     print(f"converted {a.source} -> {folder}")

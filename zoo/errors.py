@@ -18,6 +18,7 @@ __all__ = [
     "WeightsCorrupt",
     "WeightsMismatch",
     "DownloadFailed",
+    "PushFailed",
     "UnsafeConfig",
     "NotAZooConfig",
     "TaskNotFound",
@@ -73,6 +74,11 @@ class WeightsMismatch(ZooError, RuntimeError):
 
 class DownloadFailed(ZooError, OSError):
     """A transfer from the Hub broke off (connection cut, server error, full disk); retrying resumes it."""
+
+
+class PushFailed(ZooError, OSError):
+    """A push to the Hub could not be made (unreachable, refused, unauthorised); a push is one commit, so a failed
+    one leaves the repo as it was."""
 
 
 class UnsafeConfig(ZooError, ValueError):

@@ -1,6 +1,7 @@
 """create(), save_pretrained() and push_to_hub(): from a name to a module with honest provenance."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import logging
@@ -18,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from . import hubformat, registry, weights
-from .errors import NotAZooModel, PluginNotInstalled, UnknownArgument, UnsafeConfig, WeightsCorrupt, WeightsNotFound
+from .errors import (
+    NotAZooModel,
+    PluginNotInstalled,
+    PushFailed,
+    UnknownArgument,
+    UnsafeConfig,
+    WeightsCorrupt,
+    WeightsNotFound,
+)
 from .registry import resolve_target  # noqa: F401 - also zoo.factory.resolve_target, as before
 from .specs import ModelSpec
 
@@ -607,7 +616,7 @@ def push_to_hub(model, repo_id: str, *, revision: str | None = None, create_pr: 
     if revision is not None:
         weights.check_revision(revision)  # before any client call: a revision names a file in the client's cache
     api = HfApi(token=token)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, _pushing(repo_id):
         folder = save_pretrained(model, Path(tmp) / "repo", metrics=metrics, overwrite_card=True, repo_id=repo_id)
         api.create_repo(repo_id, private=private, exist_ok=True)
         if not overwrite_card and api.file_exists(repo_id, hubformat.CARD_NAME, revision=revision):
@@ -619,6 +628,23 @@ def push_to_hub(model, repo_id: str, *, revision: str | None = None, create_pr: 
     if fill_cache and not create_pr:
         _fill_cache(repo_id, revision or "main", token)
     return commit
+
+
+@contextlib.contextmanager
+def _pushing(repo: str):
+    """Turn an unreachable or refusing Hub into one ``PushFailed`` line; check reachability first (one connect)."""
+    from huggingface_hub import constants
+    from huggingface_hub.errors import HfHubHTTPError
+
+    down = weights.hub_unreachable()
+    if down is not None:
+        raise PushFailed(f"cannot push {repo}: the Hub at {constants.ENDPOINT} is unreachable ({down}); nothing was "
+                         f"pushed. Fix: start a hub (`zoo hub serve`) and point HF_ENDPOINT at it, or check the network")
+    try:
+        yield
+    except (HfHubHTTPError, *weights._transport_errors()) as exc:
+        raise PushFailed(f"pushing {repo} to {constants.ENDPOINT} failed: {type(exc).__name__}: {exc}. A push is one "
+                         f"commit, so the repo is as it was; check HF_TOKEN (writes need one) and retry") from exc
 
 
 def _fill_cache(repo: str, revision: str, token: str | None = None) -> None:
@@ -665,8 +691,9 @@ def publish(org: str | None = None, names: list[str] | None = None, *, token: st
         for file in (hubformat.CONFIG_NAME, hubformat.WEIGHTS_NAME):
             weights.verify_file(folder / file, w.files[file], name=f"{w.snapshot}/{file}")
         repo = f"{org}/{w.repo.split('/', 1)[1]}" if org else w.repo
-        api.create_repo(repo, exist_ok=True)
-        info = api.upload_folder(folder_path=str(folder), repo_id=repo, commit_message=f"zoo: publish {name}")
+        with _pushing(repo):
+            api.create_repo(repo, exist_ok=True)
+            info = api.upload_folder(folder_path=str(folder), repo_id=repo, commit_message=f"zoo: publish {name}")
         commit = info.oid
         if fill_cache:
             _fill_cache(repo, "main", token)
