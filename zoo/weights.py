@@ -3,9 +3,11 @@
 Offline first: a file pinned by commit and hash that is already in the Hub cache is used with no
 network call at all. The bytes that are loaded are the bytes that were hashed: a file is read once
 into memory, hashed there and deserialized from that same copy, so a file swapped or edited between
-the check and the load can never be loaded under a verified sha256. There is no "already verified"
-marker to forge: every load hashes what it loads. A file that fails verification is removed from
-the cache (only if it is still the copy that failed), so that it never poisons a later load.
+the check and the load can never be loaded under a verified sha256. Hashing is skipped only for the
+very file state that was hashed before (``_hash_once``: a marker named by device, inode, size, mtime
+and ctime, which the kernel changes on every edit and no process can set back). A file that fails
+verification is removed from the cache (only if it is still the copy that failed), so that it never
+poisons a later load.
 """
 from __future__ import annotations
 
