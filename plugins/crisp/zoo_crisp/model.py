@@ -8,8 +8,12 @@ loss scores MaxSim on the centroids, so the encoder learns *clusterable* represe
 stores the centroids. The comparison (post-hoc clustering) trains the same encoder on full token
 vectors and applies the same k-means only at indexing / query time.
 
-Here: a tiny transformer over the task's input token vectors (the ``signed-maxsim`` shape: input
-projection, learned positions, role marker, one pre-norm layer, linear head to ``out_dim``); k-means
+Here: a small encoder over the task's input token vectors (the ``signed-maxsim`` shape: input
+projection, learned positions, role marker, ``n_layers`` pre-norm layers (0: none, a per-token map), linear
+head to ``out_dim``), initialised at the identity map (``zoo_task_retrieval.encoder``: identity projections,
+zero positions and markers, zero residual branches), so the untrained encoder returns its input token vectors
+and training is judged against exact MaxSim on them. On the wiki corpus the inputs are all-MiniLM-L6-v2's
+token vectors: the encoder is a trainable head over a frozen contextual encoder; k-means
 is Lloyd's algorithm with ``kmeans_iters`` iterations from evenly spaced tokens (deterministic; the
 paper's initialisation is not given in the abstract: our choice), assignments without gradient, and
 centroids = the normalised mean of their tokens, through which gradients flow.
@@ -23,6 +27,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from zoo_task_retrieval.data import VectorSets
+from zoo_task_retrieval.encoder import identity_, identity_init_
 
 __all__ = ["cluster_counts", "kmeans_pool", "Crisp", "crisp", "posthoc"]
 
@@ -85,9 +90,9 @@ class Crisp(nn.Module):
     """Tiny ColBERT-style encoder whose document (and query) token vectors are k-means clustered.
 
     Args:
-        in_dim: input token-vector size (the task's synthetic corpora: 64).
-        d_model, n_heads, n_layers, ff: the transformer layer(s).
-        out_dim: late-interaction vector size.
+        in_dim: input token-vector size (the task's synthetic corpora: 64; wiki MiniLM tokens: 384).
+        d_model, n_heads, n_layers, ff: the transformer layer(s); ``n_layers=0``: no layer (a per-token map).
+        out_dim: late-interaction vector size (the identity init is exact when in_dim = d_model = out_dim).
         max_len: longest input set (learned positions).
         doc_clusters: centroids per document: an int (fixed count, the paper's "C..x8"-style variants)
             or a fraction in (0, 1) (the paper's fractional variants); 0: no clustering (unpruned).
@@ -100,22 +105,31 @@ class Crisp(nn.Module):
     kind = "multi"
 
     def __init__(self, in_dim: int = 64, d_model: int = 64, n_heads: int = 4, n_layers: int = 1, ff: int = 128,
-                 out_dim: int = 32, max_len: int = 48, doc_clusters: float = 8, query_clusters: float = 0,
+                 out_dim: int = 64, max_len: int = 48, doc_clusters: float = 8, query_clusters: float = 0,
                  train_clustering: bool = True, kmeans_iters: int = 5) -> None:
         super().__init__()
         self.doc_clusters, self.query_clusters = doc_clusters, query_clusters
         self.train_clustering, self.kmeans_iters = train_clustering, kmeans_iters
-        self.embed = nn.Linear(in_dim, d_model)
-        self.pos = nn.Parameter(torch.randn(max_len, d_model) * 0.02)
-        self.marker = nn.Parameter(torch.randn(2, d_model) * 0.02)  # [Q], [D]
-        layer = nn.TransformerEncoderLayer(d_model, n_heads, ff, dropout=0.0, batch_first=True, norm_first=True)
-        self.encoder = nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False)
-        self.head = nn.Linear(d_model, out_dim)
+        # identity init (issue 14): the untrained encoder returns its input vectors (normalised)
+        if n_layers:
+            self.embed = identity_(nn.Linear(in_dim, d_model))
+            layer = nn.TransformerEncoderLayer(d_model, n_heads, ff, dropout=0.0, batch_first=True, norm_first=True)
+            self.encoder = identity_init_(nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False))
+        else:  # a per-token map: the input projection would only compose with the head (d_model = in_dim)
+            self.embed, self.encoder, d_model = None, None, in_dim
+        self.pos = nn.Parameter(torch.zeros(max_len, d_model))
+        self.marker = nn.Parameter(torch.zeros(2, d_model))  # [Q], [D]
+        self.head = identity_(nn.Linear(d_model, out_dim))
 
     def tokens(self, x: torch.Tensor, mask: torch.Tensor, role: int) -> torch.Tensor:
         """Normalised per-token vectors (B, L, out_dim), zero at padding; ``role`` 0 = query, 1 = document."""
+        if self.encoder is None:  # per token: only the valid ones are computed
+            pos = torch.arange(x.shape[1]).expand(x.shape[0], -1)[mask]
+            v = F.normalize(self.head(x[mask] + self.pos[pos] + self.marker[role]), dim=-1)
+            return torch.zeros(*mask.shape, v.shape[-1], dtype=v.dtype).masked_scatter(mask.unsqueeze(-1), v)
         h = self.embed(x) + self.pos[: x.shape[1]] + self.marker[role]
-        return F.normalize(self.head(self.encoder(h, src_key_padding_mask=~mask)), dim=-1) * mask.unsqueeze(-1)
+        h = self.encoder(h, src_key_padding_mask=~mask)
+        return F.normalize(self.head(h), dim=-1) * mask.unsqueeze(-1)
 
     def _encode(self, x: torch.Tensor, mask: torch.Tensor, role: int) -> tuple[torch.Tensor, torch.Tensor]:
         v = self.tokens(x, mask, role)
@@ -129,23 +143,31 @@ class Crisp(nn.Module):
         v, m = self._encode(x, mask, 1)
         return {"vectors": v, "mask": m}
 
+    def _encode_sets(self, sets: VectorSets, role: int) -> VectorSets:
+        """Encode sets in chunks of similar length (little padding; long wiki leads), in their order."""
+        out: list[torch.Tensor] = [torch.empty(0)] * len(sets)
+        for ids in sets.chunks(1 << 14):
+            x, mask = sets.padded(ids, dtype=torch.float32)
+            v, m = self._encode(x, mask, role)
+            for j, i in enumerate(ids.tolist()):
+                out[i] = v[j][m[j]]
+        return VectorSets.from_list(out)
+
     def encode_docs(self, docs: VectorSets) -> VectorSets:
-        x, mask = docs.padded(dtype=torch.float32)
-        return VectorSets.from_padded(*self._encode(x, mask, 1))
+        return self._encode_sets(docs, 1)
 
     def encode_queries(self, queries: VectorSets) -> VectorSets:
-        x, mask = queries.padded(dtype=torch.float32)
-        return VectorSets.from_padded(*self._encode(x, mask, 0))
+        return self._encode_sets(queries, 0)
 
 
-def crisp(doc_clusters: float = 8, query_clusters: float = 0, out_dim: int = 32, d_model: int = 64,
+def crisp(doc_clusters: float = 8, query_clusters: float = 0, out_dim: int = 64, d_model: int = 64,
           n_layers: int = 1, in_dim: int = 64, max_len: int = 48, kmeans_iters: int = 5) -> Crisp:
     """Builder of ``crisp_colbert``: clustering inside training."""
     return Crisp(in_dim, d_model, 4, n_layers, 2 * d_model, out_dim, max_len, doc_clusters, query_clusters, True,
                  kmeans_iters)
 
 
-def posthoc(doc_clusters: float = 8, query_clusters: float = 0, out_dim: int = 32, d_model: int = 64,
+def posthoc(doc_clusters: float = 8, query_clusters: float = 0, out_dim: int = 64, d_model: int = 64,
             n_layers: int = 1, in_dim: int = 64, max_len: int = 48, kmeans_iters: int = 5) -> Crisp:
     """Builder of ``colbert_posthoc_kmeans``: trained on full token vectors, clustered at index time."""
     return Crisp(in_dim, d_model, 4, n_layers, 2 * d_model, out_dim, max_len, doc_clusters, query_clusters, False,

@@ -24,8 +24,8 @@ def zoo_models() -> list[ModelSpec]:
             weights={"digits": WeightsSpec(
                 repo="zoo-models/derf-vit-digits",
                 snapshot="zoo_derf:weights/derf_vit.digits",
-                files={"config.json": "57e1c7e951aec15337a683d14e98535a2f302bee1b1924a7b51b553cd43efe60",
-                       "model.safetensors": "81ee8bec112d9b51e6502508677c954c84be0b70ec141365d07853641672040d"},
+                files={"config.json": "1b5b3333fe2be7934d5b297a4eeffe21708d28eeffe72276fff6850a1e22852f",
+                       "model.safetensors": "625f45187d8e5b98ae3a5c9c2221c43e3df7be46c66bfa90dc644b6265cbe716"},
                 recipe="zoo_derf.train:digits",
                 description="derf_vit trained from scratch on digits_classify's training split "
                             "(zoo_derf.train:digits, fixed steps, seed 0)")},

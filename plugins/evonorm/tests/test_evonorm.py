@@ -128,10 +128,15 @@ def test_quick_reproduction_measures_s0_against_bn_and_gn():
     from zoo_evonorm.reproduce import REPRODUCTION
 
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
-    assert len(r.table) == 10 and "task baseline @ 4" in r.table and r.seeds == [0, 1]
-    assert [c["check"] for c in r.checks] == ["test_acc: EvoNorm-S0 @ 128 - BN-ReLU @ 128 >= 0",
-                                              "test_acc: EvoNorm-S0 @ 4 - BN-ReLU @ 4 >= 0",
-                                              "test_acc: EvoNorm-S0 @ 4 - GN-ReLU @ 4 >= 0"]
+    assert len(r.table) == 16 and "task baseline @ 4" in r.table and r.seeds == [0, 1]
+    assert [c["check"] for c in r.checks] == [f"test_acc: EvoNorm-S0 @ {b}{s} - {o} @ {b}{s} >= 0"
+                                              for s in ("", " fashion") for b, o in ((128, "BN-ReLU"), (4, "BN-ReLU"),
+                                                                                   (4, "GN-ReLU"))]
+    # issue 14: the Fashion-MNIST rows score all 10,000 test images, the digits rows 450
+    assert all(round(10_000 * a, 6).is_integer() for a in r.per_seed["EvoNorm-S0 @ 4 fashion"]["test_acc"])
+    assert r.settings["row_args"]["BN-ReLU @ 128 fashion"]["dataset"] == "fashion_mnist"
+    # issue 14: the task's CNN baseline is sized to the ResNet's parameter count (it was 65,834 beside 19,834)
+    assert abs(r.table["task baseline @ 4"]["params"] - r.table["EvoNorm-S0 @ 4"]["params"]) <= 0.05 * 19_834
     assert all(math.isfinite(v) for row in r.per_seed.values() for vals in row.values() for v in vals)
     assert r.settings["row_args"]["EvoNorm-S0 @ 128"]["batch_size"] == 8  # the quick batch
     # S0 is not BN-ReLU or GN-ReLU under another name: same seeds and batches, different losses

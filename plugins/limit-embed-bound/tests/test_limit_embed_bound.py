@@ -87,7 +87,9 @@ def test_evaluate_encoder_and_single_vector_shapes():
 
 def test_quick_reproduction_measures_single_vectors_against_maxsim():
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
-    assert len(r.rows) == 5 + 2 + 3 * 3 and r.seeds == [0, 1]
+    assert len(r.rows) == 5 + 3 + 3 * 3 and r.seeds == [0, 1]
+    bm25 = r.per_seed["bm25 (texts)"]["recall@2"]  # issue 14: the lexical baseline, next to single and multi-vector
+    assert all(0.0 <= x <= 1.0 for x in bm25)
     assert [c["check"] for c in r.checks] == [
         "critical_n: free embedding d=3 - free embedding d=2 >= 0", "critical_n: free embedding d=4 - free embedding d=3 >= 0",
         "critical_n: free embedding d=5 - free embedding d=4 >= 0", "critical_n: free embedding d=6 - free embedding d=5 >= 0",

@@ -9,7 +9,8 @@ The attribute and name vocabularies here are generated (adjective x noun), not t
 
 ``to_vectors`` turns a dataset into the retrieval task's token-set form (one random unit vector per
 attribute; a document is the set of its attributes' vectors, a query the one vector of its
-attribute), so any retrieval model can be evaluated on it; ``evaluate_encoder`` scores any
+attribute; the texts come along, for the task's BM25), so any retrieval model can be evaluated on it;
+``evaluate_encoder`` scores any
 ``embed(texts) -> (N, D)`` text encoder by recall@k.
 """
 from __future__ import annotations
@@ -103,7 +104,8 @@ def to_vectors(ds: LimitDataset, dim: int = 64, seed: int = 0) -> RetrievalData:
     words = F.normalize(torch.randn(len(ds.attributes), dim, generator=g), dim=-1)
     docs = VectorSets.from_list([words[a] for a in ds.doc_attrs])
     queries = VectorSets.from_list([words[[a]] for a in ds.query_attrs])
-    return RetrievalData(queries, docs, ds.qrels, "multi", name="limit-style",
+    return RetrievalData(queries, docs, ds.qrels, "multi", name="limit-style", doc_texts=list(ds.docs),
+                         query_texts=list(ds.queries),
                          info={"corpus": "limit-style", "n_docs": len(ds.docs), "n_queries": len(ds.queries), "dim": dim})
 
 

@@ -149,14 +149,17 @@ def test_pretrained_tag_ships_a_snapshot_made_by_its_recipe():
 
 def test_quick_reproduction_compares_every_truncation_with_its_ff_model():
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
-    assert list(r.rows) == ["MRL", "MRL-E", "FF"] and r.seeds == [0, 1]
-    assert [c["check"] for c in r.checks] == [f"acc@{m}: MRL - FF >= -0.01" for m in DIGITS_NESTING]
-    for row in r.per_seed.values():
+    assert list(r.rows) == ["MRL", "MRL-E", "FF", "MRL fashion", "FF fashion"] and r.seeds == [0, 1]
+    assert [c["check"] for c in r.checks] == [f"acc@{m}: {row} - {ff} >= -0.01" for row, ff in
+                                              (("MRL", "FF"), ("MRL fashion", "FF fashion")) for m in DIGITS_NESTING]
+    for label, row in r.per_seed.items():
         assert list(row) == [f"acc@{m}" for m in DIGITS_NESTING]
-        assert all(450 * a == pytest.approx(round(450 * a)) for v in row.values() for a in v)  # counts of 450 images
+        n = 10_000 if "fashion" in label else 450  # issue 14: Fashion-MNIST rows score all 10,000 test images
+        assert all(n * a == pytest.approx(round(n * a)) for v in row.values() for a in v)
     assert r.per_seed["MRL"] != r.per_seed["FF"] != r.per_seed["MRL-E"]  # three different sets of models
-    assert all(c["mean"] == pytest.approx(r.table["MRL"][f"acc@{m}"] - r.table["FF"][f"acc@{m}"])
-               for c, m in zip(r.checks, DIGITS_NESTING, strict=True))
+    assert all(c["mean"] == pytest.approx(r.table[row][f"acc@{m}"] - r.table[ff][f"acc@{m}"])
+               for c, (row, ff, m) in zip(r.checks, [(row, ff, m) for row, ff in (("MRL", "FF"), ("MRL fashion", "FF fashion"))
+                                                     for m in DIGITS_NESTING], strict=True))
 
 
 def test_claim_has_the_seeds_to_decide():

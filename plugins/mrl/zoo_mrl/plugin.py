@@ -7,7 +7,8 @@ PAPER = Paper(title="Matryoshka Representation Learning", year=2022, arxiv="2205
               code="https://github.com/RAIVNLab/MRL", catalog=12)
 
 CLAIM = ("Each truncation z[:m] of a Matryoshka embedding is at least as accurate as an independently "
-         "trained fixed-feature representation of size m (digits_classify, D=64, m in {2,4,...,64})")
+         "trained fixed-feature representation of size m (digits_classify on the digits and on Fashion-MNIST "
+         "at 8x8, D=64, m in {2,4,...,64})")
 
 
 @hookimpl

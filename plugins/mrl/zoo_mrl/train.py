@@ -13,18 +13,18 @@ log = logging.getLogger(__name__)
 STEPS = 600  # zoo_task_digits.task.DEFAULT_STEPS, fixed here so the recipe does not move if the task's default does
 
 
-def fit_digits(build: Callable[[], torch.nn.Module], *, seed: int = 0,
-               steps: int = STEPS) -> tuple[torch.nn.Module, dict[str, float]]:
-    """Call ``build()`` after ``torch.manual_seed(seed)``, train the model on digits_classify for
-    ``steps`` steps (batches drawn with ``seed``), and return it with its test accuracy at every
-    granularity (``accuracy@m``, and ``accuracy``: the largest one's)."""
+def fit_digits(build: Callable[[], torch.nn.Module], *, seed: int = 0, steps: int = STEPS,
+               dataset: str = "digits") -> tuple[torch.nn.Module, dict[str, float]]:
+    """Call ``build()`` after ``torch.manual_seed(seed)``, train the model on digits_classify's ``dataset``
+    (``"digits"`` or ``"fashion_mnist"``) for ``steps`` steps (batches drawn with ``seed``), and return it with
+    its test accuracy at every granularity (``accuracy@m``, and ``accuracy``: the largest one's)."""
     from zoo_task_digits import task as digits
 
     with torch_threads(1):  # tiny models: one thread is faster on small shared machines and machine-independent
         torch.manual_seed(seed)
         model = build()
-        stats = digits.train(model, steps=steps, seed=seed)
-        metrics = digits.accuracy(model)
+        stats = digits.train(model, steps=steps, seed=seed, dataset=dataset)
+        metrics = digits.accuracy(model, dataset=dataset)
     log.info("trained %d steps in %.1f s (seed %d): %s", stats["steps"], stats["train_seconds"], seed, metrics)
     return model, metrics
 

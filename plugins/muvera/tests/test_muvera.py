@@ -1,6 +1,7 @@
 """Conformance kit plus behaviour tests of MUVERA's FDEs and FDE retrieval."""
 from __future__ import annotations
 
+import inspect
 import math
 
 import pytest
@@ -10,9 +11,9 @@ import zoo
 from zoo.claims import run_claim
 from zoo.testing import check_plugin
 from zoo_muvera.model import Muvera
-from zoo_muvera.reproduce import REPRODUCTION
+from zoo_muvera.reproduce import REPRODUCTION, mean_vectors, wiki_available, wiki_tokens
 from zoo_task_retrieval import task
-from zoo_task_retrieval.data import VectorSets, load_synthetic
+from zoo_task_retrieval.data import VectorSets, load_synthetic, load_wiki
 
 SMALL = {"reps": 2, "k_sim": 2, "d_proj": 4, "dim": 64}
 
@@ -103,19 +104,53 @@ def test_evaluate_sends_all_docs_when_candidates_exceed_the_corpus():
     assert set(r.baselines) == {"exact-maxsim"} and r.metrics["candidates"] == 80  # 100 > 80 docs: all
 
 
-def test_quick_reproduction_counts_candidates_of_fde_and_the_sv_heuristic():
+def test_quick_reproduction_counts_candidates_of_fde_the_sv_heuristic_and_mean_pooling():
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
-    assert list(r.rows)[:3] == ["muvera_fde", "token-knn-union", "exact-maxsim"] and len(r.rows) == 3 + 8 + 9
+    assert list(r.rows)[:4] == ["muvera_fde", "token-knn-union", "mean-pool", "exact-maxsim"]
+    assert len(r.rows) == 4 + 8 + 7 + 8 + 3 and list(r.rows)[-3:] == [
+        "synthetic muvera_fde", "synthetic token-knn-union", "synthetic mean-pool"]
     assert [c["check"] for c in r.checks] == ["log2_candidates@0.9: token-knn-union - muvera_fde >= 1"]
-    fde, sv = r.per_seed["muvera_fde"], r.per_seed["token-knn-union"]
+    fde, sv, mean = r.per_seed["muvera_fde"], r.per_seed["token-knn-union"], r.per_seed["mean-pool"]
     assert fde["candidates@0.9"] != sv["candidates@0.9"] and fde["recall_nn"] != sv["recall_nn"]
-    assert all(x >= 0.9 for x in fde["recall_nn"])
+    assert all(x >= 0.9 for x in fde["recall_nn"] + mean["recall_nn"] + sv["recall_nn"])
     assert [2 ** x for x in fde["log2_candidates@0.9"]] == pytest.approx(fde["candidates@0.9"])
-    for i in range(2):  # the FDE curve crosses 0.9 at the N the muvera_fde row reports
+    for i in range(2):  # the FDE and mean-pool curves cross 0.9 at the N their rows report
         for n in (1, 2, 5, 10, 20, 50, 100, 200):
             assert (r.per_seed[f"fde N={n}"]["recall_nn"][i] >= 0.9) == (n >= fde["candidates@0.9"][i]), n
+            assert (r.per_seed[f"mean N={n}"]["recall_nn"][i] >= 0.9) == (n >= mean["candidates@0.9"][i]), n
     assert r.per_seed["exact-maxsim"]["exact_recall@10"] == [1.0, 1.0] and fde["candidates"] == fde["candidates@0.9"]
     assert all(math.isfinite(x) for x in sv["log2_candidates@0.9"] + fde["log2_candidates@0.9"])
+    if wiki_available():  # the FDE's matrices are the seed's; the wiki corpus and the SV heuristic are not
+        assert fde["candidates@0.9"][0] != fde["candidates@0.9"][1] or fde["recall_nn"][0] != fde["recall_nn"][1]
+        assert sv["candidates@0.9"][0] == sv["candidates@0.9"][1] and mean["candidates@0.9"][0] == mean["candidates@0.9"][1]
+
+
+def test_the_claim_is_measured_on_real_wiki_token_vectors():
+    # issue 14: the synthetic corpus is too easy for multi-vector claims (mean pooling tracks Chamfer there)
+    s = REPRODUCTION.settings
+    assert s["corpus"] == "wiki" and s["data"]["kind"] == "token" and s["data"]["encoder"] == "all-MiniLM-L6-v2"
+    assert s["data"]["n_docs"] == 2000 and s["data"]["n_queries"] == 1000
+    assert "d=384" in REPRODUCTION.claim and "synthetic 5000" not in REPRODUCTION.claim
+    for label in ("muvera_fde", "token-knn-union", "mean-pool"):
+        row = next(r for r in REPRODUCTION.rows if r.label == label)
+        assert inspect.signature(row.fn).parameters["corpus"].default == "wiki" and "corpus" not in row.args
+
+
+def test_mean_vectors_average_each_set():
+    sets = VectorSets.from_list([torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([[5.0, -1.0]])])
+    assert mean_vectors(sets).tolist() == [[2.0, 3.0], [5.0, -1.0]]
+
+
+@pytest.mark.skipif(not wiki_available(), reason="needs the wiki corpus packages")
+def test_wiki_subset_keeps_the_first_leads_and_their_queries():
+    data = wiki_tokens(1000, 40, 25)
+    full = load_wiki(1000, "token")
+    assert data.n_docs == 40 and data.n_queries == 25 and data.docs.dim == 384
+    assert torch.equal(data.docs.vectors, full.docs.subset(range(40)).vectors)
+    targets = [next(iter(rel)) for rel in data.qrels]
+    assert all(t < 40 for t in targets)
+    first = [i for i, rel in enumerate(full.qrels) if next(iter(rel)) < 40][:25]
+    assert torch.equal(data.queries.vectors, full.queries.subset(first).vectors)
 
 
 def test_vector_sets_encoding_matches_padded_forward():

@@ -10,7 +10,7 @@ from zoo.claims import run_claim
 from zoo.testing import check_plugin
 from zoo_relu2_sparsity import cett
 from zoo_relu2_sparsity.model import SquaredReLU, reglu_gpt, relu2_gpt
-from zoo_relu2_sparsity.reproduce import MODELS, OTHERS, RELU2, REPRODUCTION
+from zoo_relu2_sparsity.reproduce import MARGIN, MODELS, OTHERS, RELU2, REPRODUCTION
 from zoo_task_char_lm import task as char_lm
 
 TINY = {"dim": 32, "depth": 2, "heads": 2, "block_size": 32}
@@ -104,7 +104,7 @@ def test_ppl_sparsity_respects_the_loss_limit(trained, data):
 def test_quick_reproduction_ranks_relu2_against_each_other_ffn():
     r = run_claim(REPRODUCTION, quick=True, seeds=(0, 1))
     assert list(r.table) == list(MODELS) and r.seeds == [0, 1]
-    assert [c["check"] for c in r.checks] == [f"ppl1_sparsity: {RELU2} - {other} >= 0" for other in OTHERS]
+    assert [c["check"] for c in r.checks] == [f"ppl1_sparsity: {RELU2} - {other} >= 0.01" for other in OTHERS]
     assert all(math.isfinite(v) for row in r.per_seed.values() for vs in row.values() for v in vs)
     assert r.per_seed[RELU2]["ppl1_sparsity"] != r.per_seed["ReLU (gpt-rms-relu)"]["ppl1_sparsity"]
     # SwiGLU has no exact zeros, the ReLU family has many: the rows really are different FFNs
@@ -113,3 +113,11 @@ def test_quick_reproduction_ranks_relu2_against_each_other_ffn():
     params = [r.table[label]["params"] for label in MODELS]
     assert max(params) / min(params) < 1.01  # equal parameters
     assert r.verdict in ("reproduced", "not reproduced", "inconclusive")
+
+
+def test_claim_trains_at_the_task_claim_budget_with_a_noise_margin():
+    # issue 14: 300 steps of the dim-128 GPT left seeds 0.42 bits/char apart, and a 0.001 lead passed at margin 0
+    assert REPRODUCTION.steps == char_lm.CLAIM_STEPS >= 1000 and len(REPRODUCTION.seeds) >= 3
+    assert dict(REPRODUCTION.task_options) == char_lm.CLAIM_TRAIN
+    assert REPRODUCTION.settings["size"] == char_lm.CLAIM_SIZE
+    assert MARGIN >= 0.01 and all(c.margin == MARGIN and c.higher for c in REPRODUCTION.checks)

@@ -16,8 +16,12 @@ from . import cett
 from .plugin import CLAIM, TASK
 
 PPL_P = 0.01
-FULL = {"size": {"dim": 128, "depth": 4, "heads": 4, "block_size": 64}, "chars": None, "train": {},
-        "calibration_windows": 16, "search_iters": 10, "eval_windows": 128, "predictor_steps": 200, "probe_windows": 16}
+# ReLU² must lead each FFN by more than one configuration's seed noise in PPL-1% sparsity: the 300-step harness
+# run (2026-12-01) measured seed stds of 0.003-0.015 (ReLU, ReLU², ReGLU) and a paired ReLU² - ReGLU std of 0.012
+MARGIN = 0.01
+# the task's claim budget (issue 14: settled runs, seed spread measured); bits/char on the whole validation split
+FULL = {"size": char_lm.CLAIM_SIZE, "chars": None, "train": char_lm.CLAIM_TRAIN,
+        "calibration_windows": 16, "search_iters": 10, "eval_windows": None, "predictor_steps": 200, "probe_windows": 16}
 QUICK = {"size": {"dim": 32, "depth": 1, "heads": 2, "block_size": 32}, "chars": 40_000, "train": {"batch_size": 4},
          "calibration_windows": 2, "search_iters": 3, "eval_windows": 4, "predictor_steps": 5, "probe_windows": 2}
 
@@ -54,13 +58,17 @@ MODELS = {"ReLU (gpt-rms-relu)": "gpt-rms-relu", "SwiGLU (gpt-rms-swiglu)": "gpt
 RELU2 = "ReLU2 (relu2_gpt)"
 OTHERS = tuple(label for label in MODELS if label != RELU2)
 REPRODUCTION = Claim(
-    plugin="relu2-sparsity", claim=CLAIM, task=TASK, steps=300, quick_steps=5, seeds=(0, 1, 2),
+    plugin="relu2-sparsity", claim=CLAIM, task=TASK, steps=char_lm.CLAIM_STEPS, quick_steps=5, seeds=(0, 1, 2),
     rows=[Row(label, ffn_row, {"model": model}) for label, model in MODELS.items()],
-    checks=[Check(RELU2, "ppl1_sparsity", baseline=other) for other in OTHERS],
+    checks=[Check(RELU2, "ppl1_sparsity", baseline=other, margin=MARGIN) for other in OTHERS],
+    task_options=char_lm.CLAIM_TRAIN,
     settings={"ppl_p": PPL_P, "size": FULL["size"], "norm": "RMSNorm",
               **{k: FULL[k] for k in ("calibration_windows", "search_iters", "eval_windows", "predictor_steps",
                                       "probe_windows")}},
-    notes="margin 0: the paper claims ReLU² has the highest sparsity at equal loss (PPL-1%), not by how much, so one "
-          "check per other FFN; dense bits/char, predictivity (pred_recall, pred_sparsity) and hardware affinity "
-          "(token_reuse, hot20_coverage) at the PPL-1% point are reported only",
+    notes=f"margin {MARGIN:g} (one point of PPL-1% sparsity), fixed before the run: the paper claims ReLU² has the highest "
+          "sparsity at equal loss, not by how much, and a lead under one configuration's seed noise (stds 0.003-0.015, "
+          "paired ReLU² - ReGLU 0.012, in the 300-step harness run) is no win; one check per other FFN; GPTs at the "
+          "task's claim budget (issue 14), PPL-1% searched on the whole validation split; dense bits/char, predictivity "
+          "(pred_recall, pred_sparsity) and hardware affinity (token_reuse, hot20_coverage) at the PPL-1% point are "
+          "reported only",
 )

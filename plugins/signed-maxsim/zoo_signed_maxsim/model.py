@@ -15,6 +15,11 @@ layer over the input token vectors (positions and a query/document marker added,
 [Q]/[D] markers), a linear head to 32-d token vectors; documents are L2-normalised (ColBERT), query
 vectors are left unnormalised in both variants so that a token may opt out of a set (a zero
 vector adds max_d <0, d> = 0). ``signed=True`` adds the negative query head.
+
+Initialisation (issue 14): the identity map (``zoo_task_retrieval.encoder``): input projection and head
+are identity matrices, positions and markers zero, the transformer layer's residual branches zero, and
+the negative head zero. So both untrained models score exactly as MaxSim on the raw input vectors, and a
+claim can show what training adds before it compares the two scores.
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from zoo_task_retrieval.encoder import identity_, identity_init_
 from zoo_task_retrieval.task import VectorSets, maxsim, maxsim_all
 
 __all__ = ["signed_maxsim", "LateInteraction", "signed_colbert", "maxsim_colbert"]
@@ -44,7 +50,7 @@ class LateInteraction(nn.Module):
     Args:
         in_dim: input token-vector size (the negation corpus's word vectors: 64).
         d_model, n_heads, n_layers, ff: the transformer layer(s).
-        out_dim: late-interaction vector size (ColBERT: 128; here 32).
+        out_dim: late-interaction vector size (ColBERT: 128; here 64 = in_dim, so the identity init is exact).
         max_len: longest input set (learned positions).
         signed: add the negative query head (Signed MaxSim).
     """
@@ -53,17 +59,21 @@ class LateInteraction(nn.Module):
     default_corpus = "negation"
 
     def __init__(self, in_dim: int = 64, d_model: int = 64, n_heads: int = 4, n_layers: int = 1, ff: int = 128,
-                 out_dim: int = 32, max_len: int = 16, signed: bool = True) -> None:
+                 out_dim: int = 64, max_len: int = 16, signed: bool = True) -> None:
         super().__init__()
         self.signed, self.out_dim = signed, out_dim
-        self.embed = nn.Linear(in_dim, d_model)
-        self.pos = nn.Parameter(torch.randn(max_len, d_model) * 0.02)
-        self.marker = nn.Parameter(torch.randn(2, d_model) * 0.02)  # [Q], [D]
+        # identity init: the untrained model is MaxSim on the raw vectors (the negative head starts at zero)
+        self.embed = identity_(nn.Linear(in_dim, d_model))
+        self.pos = nn.Parameter(torch.zeros(max_len, d_model))
+        self.marker = nn.Parameter(torch.zeros(2, d_model))  # [Q], [D]
         layer = nn.TransformerEncoderLayer(d_model, n_heads, ff, dropout=0.0, batch_first=True, norm_first=True)
-        self.encoder = nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False)
-        self.head = nn.Linear(d_model, out_dim)
+        self.encoder = identity_init_(nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False))
+        self.head = identity_(nn.Linear(d_model, out_dim))
         # created last, so that a seeded MaxSim model and Signed MaxSim model share every other initial weight
         self.neg_head = nn.Linear(d_model, out_dim) if signed else None
+        if self.neg_head is not None:
+            nn.init.zeros_(self.neg_head.weight)
+            nn.init.zeros_(self.neg_head.bias)
 
     def _hidden(self, x: torch.Tensor, mask: torch.Tensor, role: int) -> torch.Tensor:
         h = self.embed(x) + self.pos[: x.shape[1]] + self.marker[role]
@@ -98,12 +108,12 @@ class LateInteraction(nn.Module):
 
 
 def signed_colbert(in_dim: int = 64, d_model: int = 64, n_heads: int = 4, n_layers: int = 1, ff: int = 128,
-                   out_dim: int = 32, max_len: int = 16) -> LateInteraction:
+                   out_dim: int = 64, max_len: int = 16) -> LateInteraction:
     """Builder of ``signed_maxsim_colbert``: the tiny late-interaction model scored by Signed MaxSim."""
     return LateInteraction(in_dim, d_model, n_heads, n_layers, ff, out_dim, max_len, signed=True)
 
 
 def maxsim_colbert(in_dim: int = 64, d_model: int = 64, n_heads: int = 4, n_layers: int = 1, ff: int = 128,
-                   out_dim: int = 32, max_len: int = 16) -> LateInteraction:
+                   out_dim: int = 64, max_len: int = 16) -> LateInteraction:
     """Builder of ``maxsim_colbert``: the same model scored by plain MaxSim."""
     return LateInteraction(in_dim, d_model, n_heads, n_layers, ff, out_dim, max_len, signed=False)

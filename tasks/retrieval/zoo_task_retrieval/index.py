@@ -205,3 +205,54 @@ class TokenKnnUnion(nn.Module):
 
     def search(self, index: dict[str, Any], queries: VectorSets, k: int) -> SearchResult:
         return rerank_maxsim(index["_docs"], queries, self.candidates(index, queries), k)
+
+
+class Bm25(nn.Module):
+    """BM25 over the corpus's texts with ``bm25s`` (Lucene's BM25 variant, ``k1``, ``b``): the lexical baseline.
+
+    Reads texts, not vectors (``kind`` "text": ``evaluate`` gives it ``data.text_view()``).
+    Tokenisation (``bm25s.tokenize``): lowercased, tokens are the regex ``\\w\\w+`` (words of two or
+    more letters or digits), English stop words removed, no stemming; queries are tokenised the same
+    way and words the corpus lacks are ignored. Only documents sharing a word with the query score
+    above 0 and are returned (the rest of the ``k`` slots are -1), as an inverted index returns them;
+    ``n_candidates`` counts the returned ones.
+
+    >>> idx = Bm25().build_index(["the cat sat on the mat", "dogs chase cats", "a quick brown fox"])
+    >>> Bm25().search(idx, ["a cat on a mat", "zebra"], 2).ids.tolist()
+    [[0, -1], [-1, -1]]
+    """
+
+    kind = "text"
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75, stopwords: str | None = "en") -> None:
+        super().__init__()
+        self.k1, self.b, self.stopwords = k1, b, stopwords
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
+        """BM25 reads texts; on token vectors (the forward contract) it passes them through, like exact MaxSim."""
+        return {"vectors": x, "mask": mask}
+
+    def _tokens(self, texts: Sequence[str]) -> list[list[str]]:
+        import bm25s
+
+        return bm25s.tokenize(list(texts), stopwords=self.stopwords, return_ids=False, show_progress=False)
+
+    def build_index(self, docs: Sequence[str]) -> Any:
+        import bm25s
+
+        index = bm25s.BM25(k1=self.k1, b=self.b)
+        index.index(self._tokens(docs), show_progress=False)
+        index.n_docs = len(docs)
+        return index
+
+    def search(self, index: Any, queries: Sequence[str], k: int) -> SearchResult:
+        kk = min(k, index.n_docs)
+        res = index.retrieve(self._tokens(queries), k=kk, show_progress=False, n_threads=1)
+        ids, scores = torch.from_numpy(res.documents).long(), torch.from_numpy(res.scores).float()
+        found = scores > 0
+        ids = torch.where(found, ids, torch.full_like(ids, -1))
+        scores = torch.where(found, scores, torch.full_like(scores, -math.inf))
+        if kk < k:
+            ids = torch.cat([ids, ids.new_full((len(ids), k - kk), -1)], 1)
+            scores = torch.cat([scores, scores.new_full((len(scores), k - kk), -math.inf)], 1)
+        return SearchResult(ids, scores, found.sum(1))

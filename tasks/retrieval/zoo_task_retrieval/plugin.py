@@ -14,10 +14,10 @@ TASKS = [
         example_input="zoo_task_retrieval.task:example_input",
         check_output="zoo_task_retrieval.task:check_output",
         describe="zoo_task_retrieval.task:describe",
-        baselines=("exact-dense", "exact-maxsim", "token-knn-union"),
+        baselines=("exact-dense", "exact-maxsim", "token-knn-union", "bm25"),
         description="single- and multi-vector retrieval on synthetic corpora (planted relevance, negation "
                     "queries) and ~10k Wikipedia leads encoded by all-MiniLM-L6-v2; recall@k, nDCG@10, MRR, "
-                    "candidates, latency, QPS, index bytes",
+                    "candidates, latency, QPS, index bytes; BM25 (bm25s) over the texts where there are texts",
     ),
 ]
 

@@ -38,8 +38,16 @@ Metrics: recall@k (k = 1, 10, 100), nDCG@10, MRR (over the top ``k`` returned), 
 one query at a time) and QPS (batches of 64), index size in bytes, index build time; every method is
 measured on one CPU thread by default (comparable latencies on a shared machine). Baselines:
 ``exact-dense`` (faiss IndexFlatIP over sentence vectors), ``exact-maxsim`` (exact late interaction,
-Khattab & Zaharia 2020) and ``token-knn-union`` (the single-vector heuristic: each query token's
-``k_token`` nearest doc tokens with faiss, union of their documents, exact MaxSim rerank).
+Khattab & Zaharia 2020), ``token-knn-union`` (the single-vector heuristic: each query token's
+``k_token`` nearest doc tokens with faiss, union of their documents, exact MaxSim rerank) and ``bm25``
+(lexical BM25 with ``bm25s`` over the corpus's texts, where it has texts: wiki, LIMIT-style sets;
+tokenisation in ``Bm25``).
+
+Training (``train``, and ``evaluate`` for trainable models) uses a split disjoint from the test
+corpus: synthetic corpora draw it from the test corpus's own vocabulary (``load_synthetic(train=True)``),
+wiki uses the next leads and their queries (``wiki_split``, sentence or token vectors). Trainable
+encoders start at the identity map (``zoo_task_retrieval.encoder``), so the untrained encoder is exact
+search over the corpus's own vectors and a claim can show what training adds before comparing methods.
 
 >>> from zoo_task_retrieval import task as retrieval, data as retrieval_data
 >>> data = retrieval_data.load_synthetic("multi", n_docs=200, n_queries=20)
@@ -63,12 +71,23 @@ from torch import nn
 from zoo.task import Result, count_params
 
 from .data import RetrievalData, VectorSets
-from .index import ExactDense, ExactMaxSim, PaddedSets, SearchResult, TokenKnnUnion, _topk, maxsim, maxsim_all, rerank_maxsim
+from .index import (
+    Bm25,
+    ExactDense,
+    ExactMaxSim,
+    PaddedSets,
+    SearchResult,
+    TokenKnnUnion,
+    _topk,
+    maxsim,
+    maxsim_all,
+    rerank_maxsim,
+)
 
 log = logging.getLogger(__name__)
 
 NAME = "retrieval"
-BASELINES = ("exact-dense", "exact-maxsim", "token-knn-union")
+BASELINES = ("exact-dense", "exact-maxsim", "token-knn-union", "bm25")
 EXAMPLE_DIM = 64
 # the protocol's defaults (``evaluate``, ``train``, ``measure``; ``describe`` reports them)
 K, LATENCY_QUERIES, SEARCH_BATCH, THREADS = 100, 16, 64, 1
@@ -77,14 +96,19 @@ METRICS = ("recall@1", "recall@10", "recall@100", "ndcg@10", "mrr", "exact_recal
            "qps", "index_bytes", "build_s")
 
 __all__ = ["VectorSets", "RetrievalData", "SearchResult", "maxsim", "maxsim_all", "PaddedSets", "ExactDense",
-           "ExactMaxSim", "TokenKnnUnion", "build_baseline", "retrieval_metrics", "overlap_at_k", "index_nbytes",
+           "ExactMaxSim", "TokenKnnUnion", "Bm25", "build_baseline", "measure_baseline", "retrieval_metrics",
+           "overlap_at_k", "index_nbytes",
            "search_all", "rerank_maxsim", "cpu_threads", "measure", "load", "evaluate", "example_input",
            "check_output", "train", "describe", "BASELINES"]
 
 
 def build_baseline(name: str, *, params: int | None = None, data: Any = None, seed: int = 0, **kw: Any) -> nn.Module:
-    """A task baseline by name: one of ``BASELINES`` (exact search: no parameters, no seed; ``kw`` go to its class)."""
-    table = {"exact-dense": ExactDense, "exact-maxsim": ExactMaxSim, "token-knn-union": TokenKnnUnion}
+    """A task baseline by name: one of ``BASELINES`` (no parameters, no seed; ``kw`` go to its class).
+
+    ``bm25`` (``Bm25``) reads the corpus's texts: measure it on ``data.text_view()`` (``measure_baseline``
+    does), on corpora that have texts (wiki, LIMIT-style sets).
+    """
+    table = {"exact-dense": ExactDense, "exact-maxsim": ExactMaxSim, "token-knn-union": TokenKnnUnion, "bm25": Bm25}
     if name not in table:
         raise ValueError(f"unknown {NAME} baseline {name!r}; choose from {list(BASELINES)}")
     return table[name](**kw)
@@ -182,7 +206,9 @@ def overlap_at_k(ids: torch.Tensor, reference: torch.Tensor, k: int = 10) -> flo
 def _rows(queries: Any, ids: Sequence[int]) -> Any:
     if isinstance(queries, torch.Tensor):
         return queries[list(ids)]
-    return queries.subset(ids)
+    if isinstance(queries, VectorSets):
+        return queries.subset(ids)
+    return [queries[i] for i in ids]  # texts
 
 
 @contextlib.contextmanager
@@ -242,6 +268,15 @@ def measure(model: Any, data: RetrievalData, *, k: int = K, latency_queries: int
               "qps": data.n_queries / total_s if total_s > 0 else math.inf, "index_bytes": float(index_nbytes(index)),
               "build_s": build_s})
     return m, res
+
+
+def measure_baseline(name: str, data: RetrievalData, **kw: Any) -> tuple[dict[str, float], SearchResult]:
+    """``measure`` a task baseline by name on ``data``; ``bm25`` on the corpus's texts (``data.text_view()``).
+
+    ``kw`` go to ``measure`` (``k``, ``reference``, ``latency_queries``, ``threads``...).
+    """
+    base = build_baseline(name)
+    return measure(base, data.text_view() if base.kind == "text" else data, **kw)
 
 
 # ---------------------------------------------------------------------------- contract, training, evaluate
@@ -331,6 +366,7 @@ def load(corpus: str = "synthetic", kind: str = "multi", **kw: Any) -> Retrieval
     if corpus == "negation":
         return retrieval_data.load_synthetic("negation", **kw)
     if corpus == "wiki":
+        kw.pop("train", None)  # wiki training splits come from ``wiki_split``
         return retrieval_data.load_wiki(kind="token" if kind == "multi" else "sentence", **kw)
     raise ValueError(f"unknown {NAME} corpus {corpus!r}; choose 'synthetic', 'negation' or 'wiki'")
 
@@ -353,8 +389,8 @@ def data_settings(corpus: str = "synthetic", kind: str = "multi", **kw: Any) -> 
 
 
 def default_baselines(corpus: str, kind: str) -> list[str]:
-    """The baselines ``evaluate`` reports by default: exact search of the data's kind (on wiki: both kinds)."""
-    return ["exact-dense", "exact-maxsim"] if corpus == "wiki" else ["exact-maxsim" if kind == "multi" else "exact-dense"]
+    """The baselines ``evaluate`` reports by default: exact search of the data's kind (on wiki: both kinds and BM25)."""
+    return ["exact-dense", "exact-maxsim", "bm25"] if corpus == "wiki" else ["exact-maxsim" if kind == "multi" else "exact-dense"]
 
 
 def describe(*, corpus: str = "synthetic", kind: str = "multi", k: int = K, steps: int | None = None,
@@ -380,7 +416,12 @@ def describe(*, corpus: str = "synthetic", kind: str = "multi", k: int = K, step
             "training": {"applies_to": "models with trainable parameters and no pretrained weights",
                          "loss": "in-batch contrastive cross-entropy, other relevant docs masked", "optimizer": "Adam",
                          "steps": steps or DEFAULT_STEPS, "batch_size": batch_size, "lr": lr, "temperature": temperature,
-                         "split": "the corpus's training split, else a fresh draw with seed + 1"}}
+                         "split": "the corpus's training split: synthetic: n_docs new docs and queries from the same "
+                                  "topics and concepts (load_synthetic(train=True)); wiki: the next n_docs leads and "
+                                  "their queries (wiki_split); negation: its own",
+                         "init": "the plugins' encoders start at the identity map (zoo_task_retrieval.encoder)"},
+            "bm25": "bm25s (Lucene BM25, k1 1.5, b 0.75) over the texts: lowercase, \\w\\w+ tokens, English stop "
+                    "words removed, no stemming"}
 
 
 def evaluate(model: nn.Module, *, corpus: str | None = None, data: RetrievalData | None = None,
@@ -420,17 +461,18 @@ def evaluate(model: nn.Module, *, corpus: str | None = None, data: RetrievalData
     if train_model is None:
         train_model = any(p.requires_grad for p in model.parameters()) and not getattr(prov, "pretrained", False)
     if train_model:
-        if data.train is None and corpus == "wiki" and data.kind == "single" and not data_kw.keys() - {"n_docs", "n_queries"}:
+        if data.train is None and corpus == "wiki" and not data_kw.keys() - {"n_docs", "n_queries"}:
             from .data import wiki_split
 
             # the same test articles and queries, plus the next as many leads as a training split (no overlap)
             n = data_kw.get("n_docs", 2000)
-            data = wiki_split(2 * n, n, n_queries=data_kw.get("n_queries"))
+            data = wiki_split(2 * n, n, n_queries=data_kw.get("n_queries"), kind="token" if data.kind == "multi" else "sentence")
         if data.train is None:
             if corpus != "synthetic":
                 raise ValueError(f"{NAME}: corpus {corpus!r} has no training split to train {type(model).__name__} on; "
                                  "pass train_model=False, or use corpus='synthetic' or 'negation'")
-            data.train = load(corpus, kind, seed=seed + 1, **data_kw)
+            # the same corpus with a training split from its own vocabulary (other docs and queries)
+            data = load(corpus, kind, seed=seed, train=True, **data_kw)
         torch.manual_seed(seed)
         metrics.update(train(model, data, steps=steps or DEFAULT_STEPS, seed=seed, threads=threads))
     model.eval()
@@ -439,6 +481,9 @@ def evaluate(model: nn.Module, *, corpus: str | None = None, data: RetrievalData
         base = build_baseline(name)
         if name == exact:
             results[name] = ref_metrics
+        elif base.kind == "text":
+            results[name] = measure(base, data.text_view(), k=k, latency_queries=latency_queries, reference=ref.ids,
+                                    threads=threads)[0]
         elif base.kind == data.kind:
             results[name] = measure(base, data, k=k, latency_queries=latency_queries, reference=ref.ids, threads=threads)[0]
         else:
