@@ -7,7 +7,9 @@ trains on a :class:`GraphData` and returns figures; ``model.embeddings() -> (N, 
 Two protocols (``evaluate(protocol=...)``; default: ``model.graph_protocol``, else "reconstruction"
 for models with ``distance`` and "link" otherwise):
 
-* **link** (node2vec, Grover & Leskovec 2016, §4.4): a networkx graph (:data:`GRAPHS`); a seeded
+* **link** (node2vec, Grover & Leskovec 2016, §4.4): a real graph (:data:`GRAPHS`: networkx's bundled
+  graphs, 15-77 nodes, and ``wiki_cooccurrence``, node2vec's Wikipedia word co-occurrence network
+  rebuilt from packaged Wikipedia leads, 500 nodes and 21,257 edges, see ``data``); a seeded
   split removes ``test_frac`` of the edges at random while a random spanning tree keeps the residual
   graph connected; negatives are as many non-adjacent pairs. The model is fit on the residual graph;
   edge features are the Hadamard product of the endpoints' embeddings, a logistic regression is
@@ -39,7 +41,23 @@ from torch import nn
 from zoo.task import Result
 
 # the data API, re-exported: task.load_graph, task.GraphData, ... (data.py holds it)
-from .data import GRAPHS, WORDNET_PACKAGE, GraphData, LinkSplit, link_split, load_graph, load_hierarchy, wordnet_dir
+from .data import (
+    GRAPHS,
+    NETWORKX_GRAPHS,
+    WIKI_BYTES,
+    WIKI_PACKAGE,
+    WIKI_VOCAB,
+    WIKI_WINDOW,
+    WORDNET_PACKAGE,
+    GraphData,
+    LinkSplit,
+    link_split,
+    load_graph,
+    load_hierarchy,
+    load_wiki_cooccurrence,  # noqa: F401 - re-exported
+    wiki_corpus_path,  # noqa: F401 - re-exported
+    wordnet_dir,
+)
 
 log = logging.getLogger(__name__)
 
@@ -373,6 +391,28 @@ def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | No
                           **{k: v for k, v in fit_kw.items() if isinstance(v, (int, float, str))}})
 
 
+def graph_source(name: str) -> str:
+    """Where the link protocol's graph ``name`` comes from and how it is built, in words (for ``describe``).
+
+    >>> graph_source("karate")
+    "networkx's bundled karate graph (edge weights dropped)"
+    """
+    if name == "wiki_cooccurrence":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            have = f"{WIKI_PACKAGE} {version(WIKI_PACKAGE)}"
+        except PackageNotFoundError:
+            have = f"{WIKI_PACKAGE} (not installed: pip install 'zoo-task-graph-embed[wiki]')"
+        return (f"word co-occurrence network (node2vec §4's Wikipedia graph) of the first {WIKI_BYTES:,} UTF-8 bytes "
+                f"of the Wikipedia leads in {have}, extracts joined by newlines in file order; nodes: the "
+                f"{WIKI_VOCAB} most frequent lower-cased words; edge: two of them within {WIKI_WINDOW} positions "
+                "in a line; unweighted")
+    if name not in NETWORKX_GRAPHS:
+        raise ValueError(f"unknown graph {name!r}; choose from {', '.join(GRAPHS)}")
+    return f"networkx's bundled {name} graph (edge weights dropped)"
+
+
 def describe(*, protocol: str | None = None, **options: Any) -> dict[str, Any]:
     """The settings of ``protocol`` as :func:`evaluate` runs them with ``options`` (``graph``, ``hierarchy``,
     ``test_frac``; ``evaluate``'s defaults otherwise); both protocols when ``protocol`` is None, since a
@@ -393,7 +433,7 @@ def describe(*, protocol: str | None = None, **options: Any) -> dict[str, Any]:
     synthetic = f"synthetic balanced tree (branching {tree['branching']}, depth {tree['depth']})"
     source = synthetic if opt["hierarchy"] == "synthetic" or wordnet_dir() is None else (
         f"WordNet 3.0 mammal closure (Debian {WORDNET_PACKAGE} at {wordnet_dir()})")
-    link = {"graph": opt["graph"], "graphs": list(GRAPHS), "test_frac": opt["test_frac"],
+    link = {"graph": opt["graph"], "source": graph_source(opt["graph"]), "graphs": list(GRAPHS), "test_frac": opt["test_frac"],
             "split": "seeded: held-out edges drawn outside a random spanning tree (the residual graph stays "
                      "connected); as many non-adjacent pairs as negatives, train and test negatives disjoint",
             "edge_features": operator, "classifier": f"logistic regression (max_iter {CLASSIFIER_MAX_ITER})",

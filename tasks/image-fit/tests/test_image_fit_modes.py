@@ -117,3 +117,42 @@ def test_1d_mode_fits_a_row_of_a_bundled_image(tmp_path):
     assert (tmp_path / "siren.png").stat().st_size > 1000
     with pytest.raises(ValueError, match="1d"):
         T.make_signal("camera", 8, mode="audio")
+
+
+def _set_model(size):
+    from zoo_task_image_fit import signal_set
+
+    torch.manual_seed(0)
+    return signal_set.MLPAutoencoder((size, size, 1), hidden=16, latent_dim=4)
+
+
+def test_dataset_mode_is_the_signal_set_protocol():
+    # issue 14: the catalog's "image_fit dataset mode on load_digits" (GON, VaMoH) was refused as an unknown mode
+    from zoo_task_image_fit import signal_set
+
+    assert "dataset" in T.MODES and "dataset" not in T.SIGNAL_MODES
+    got = T.evaluate(_set_model(8), mode="dataset", dataset="digits", size=8, steps=20, seed=1, baselines=["ae"])
+    want = signal_set.evaluate(_set_model(8), dataset="digits", size=8, steps=20, seed=1, baselines=["ae"])
+    timing = ("seconds_per_step",)
+    assert {k: v for k, v in got.metrics.items() if k not in timing} == {k: v for k, v in want.metrics.items() if k not in timing}
+    assert got.baselines["ae"]["psnr_test"] == want.baselines["ae"]["psnr_test"] and got.n == want.n
+    assert got.task == "signal_set_fit" and got.config == {**want.config, "mode": "dataset"}
+    assert got.metrics["psnr_test"] > 5 and got.metrics["steps"] == 20
+    faces = T.evaluate(_set_model(8), mode="dataset", dataset="faces", size=8, steps=2, baselines=[])
+    assert faces.config["dataset"] == "faces" and faces.config["n_test"] == 20
+    d = T.describe(mode="dataset", dataset="faces", size=8, steps=20)
+    assert d == {**signal_set.describe(dataset="faces", size=8, steps=20), "mode": "dataset", "protocol": d["protocol"]}
+    assert T.describe(mode="dataset")["size"] == 16 and T.describe()["size"] == 64  # each protocol's own default
+
+
+def test_dataset_mode_refuses_one_image_options():
+    m = _set_model(16)
+    for bad in ({"lr": 1e-3}, {"gray": True}, {"image": "coins"}, {"budget_s": 1.0}, {"out_dir": "x"}):
+        with pytest.raises(ValueError, match=f"no {next(iter(bad))}"):
+            T.evaluate(m, mode="dataset", steps=1, **bad)
+    with pytest.raises(ValueError, match="mode='dataset'"):
+        T.evaluate(m, dataset="digits", steps=1)
+    with pytest.raises(ValueError, match="signal_set"):
+        T.make_signal("camera", 8, mode="dataset")
+    with pytest.raises(ValueError, match="signal set"):
+        T.evaluate(m, mode="dataset", dataset="mnist", steps=1)

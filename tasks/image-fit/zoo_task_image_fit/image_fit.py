@@ -19,6 +19,11 @@ image into its luminance (``skimage.color.rgb2gray``, C=1). Modes (``make_signal
   resized to 2 * size samples. Coordinates (N, 1); no SSIM (an image metric).
 - video (``make_video_signal``): ``frames`` crops sliding across a bundled image; train on every
   frame at size x size, test on the same frames on the 2x finer spatial grid.
+- ``dataset``: not one image but a set of them (``dataset="digits"``: scikit-learn's 8x8 digits, or
+  ``"faces"``: skimage's lfw_subset faces), for models that learn a space of signals (GON, VaMoH).
+  This is exactly the ``signal_set_fit`` task: ``evaluate(mode="dataset")`` delegates to
+  ``signal_set.evaluate`` (its contract, split, metrics and autoencoder baselines; size 16 and 500
+  steps by default), so both names run one protocol.
 
 Training (``fit``): Adam on the mean squared error over all training coordinates (full batch by
 default) under a step and/or time budget. The learning rate is the caller's ``lr``, else the model's
@@ -42,7 +47,7 @@ import inspect
 import logging
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +68,9 @@ IMAGES = ("camera", "astronaut", "coffee", "chelsea", "cat", "coins", "moon", "t
           "microaneurysms", "shepp_logan_phantom", "horse", "logo")
 _ALIASES = {"phantom": "shepp_logan_phantom"}
 INPAINT_KEEP, INPAINT_SEED = 0.75, 0  # "inpaint" mode: the fraction of pixels trained on, and the seed that picks them
-MODES = ("fit", "inpaint", "superres", "1d")
+SIGNAL_MODES = ("fit", "inpaint", "superres", "1d")  # one image: make_signal
+MODES = (*SIGNAL_MODES, "dataset")  # "dataset": a set of images, signal_set_fit's protocol (evaluate delegates)
+DEFAULT_SIZE = 64
 # each baseline: its class and its fixed arguments; the hidden width is matched to the model's parameter count
 BASELINES: dict[str, tuple[type[nn.Module], dict[str, Any]]] = {
     "siren": (Siren, {"layers": 3, "w0": 30.0, "w0_initial": 30.0}),
@@ -200,9 +207,9 @@ class ImageSignal:
         return self.coords, self.values
 
 
-def make_signal(name: str = "camera", size: int = 64, mode: str = "fit", *, keep: float = INPAINT_KEEP,
+def make_signal(name: str = "camera", size: int = DEFAULT_SIZE, mode: str = "fit", *, keep: float = INPAINT_KEEP,
                 seed: int = INPAINT_SEED, gray: bool = False) -> ImageSignal:
-    """The ``image_fit`` signal of one image in ``mode`` (``MODES``; see the module docstring).
+    """The ``image_fit`` signal of one image in ``mode`` (``SIGNAL_MODES``; see the module docstring).
 
     "fit" tests on the 2x grid, "inpaint" on the pixels not trained on, "superres" trains on the
     (size/2)^2 grid and tests on the size^2 grid, "1d" fits the image's middle row (``load_row``) with
@@ -218,7 +225,10 @@ def make_signal(name: str = "camera", size: int = 64, mode: str = "fit", *, keep
     >>> make_signal("camera", 16, mode="1d").coords.shape
     torch.Size([16, 1])
     """
-    if mode not in MODES:
+    if mode == "dataset":
+        raise ValueError("the dataset mode fits a set of images, not one signal: evaluate(model, mode='dataset', "
+                         "dataset='digits') or signal_set.load_set('digits')")
+    if mode not in SIGNAL_MODES:
         raise ValueError(f"unknown image_fit mode {mode!r}; choose from {', '.join(MODES)} (video: make_video_signal)")
     if mode == "1d":
         row, fine = load_row(name, size, gray=gray), load_row(name, 2 * size, gray=gray)
@@ -519,14 +529,26 @@ def build_baseline(name: str, *, params: int | None = None, data: ImageSignal | 
     return match_params(lambda w: cls(hidden=w, **dims, **kwargs), params, lo=4, hi=2048)
 
 
-def describe(*, image: str = "camera", size: int = 64, mode: str = "fit", steps: int | None = None,
+def describe(*, image: str = "camera", size: int | None = None, mode: str = "fit", steps: int | None = None,
              budget_s: float | None = None, lr: float | None = None,
-             baselines: list[str] | None = None, gray: bool = False) -> dict[str, Any]:
+             baselines: list[str] | None = None, gray: bool = False, dataset: str | None = None) -> dict[str, Any]:
     """The protocol ``evaluate`` runs with these options (its defaults without any): data, split, optimiser.
+
+    ``mode="dataset"`` describes ``signal_set_fit``'s protocol, which ``evaluate`` then runs.
 
     >>> describe()["steps"], describe(mode="inpaint")["test"]
     (1000, 'the 25% of the pixels not trained on')
+    >>> d = describe(mode="dataset"); d["dataset"], d["size"], d["steps"], list(d["baselines"])
+    ('digits', 16, 500, ['ae', 'ae-2x'])
     """
+    if mode == "dataset" or dataset is not None:
+        from . import signal_set
+
+        _dataset_mode_options(mode, image=image, lr=lr, gray=gray, budget_s=budget_s)
+        given = {k: v for k, v in {"size": size, "steps": steps, "baselines": baselines}.items() if v is not None}
+        return {**signal_set.describe(dataset=dataset or "digits", **given), "mode": "dataset",
+                "protocol": f"the {signal_set.NAME} task's (image_fit's evaluate delegates to signal_set.evaluate)"}
+    size = DEFAULT_SIZE if size is None else size
     if steps is None and budget_s is None:
         steps = DEFAULT_STEPS
     train = {"fit": f"every pixel of the {size}x{size} grid",
@@ -608,20 +630,52 @@ def _check_channels(model: nn.Module, signal: ImageSignal) -> None:
                          f"out_features={signal.channels}) or choose a {'colour' if c == 3 else 'gray'} image")
 
 
-def evaluate(model: nn.Module, *, image: str = "camera", size: int = 64, steps: int | None = None,
+def _dataset_mode_options(mode: str, *, image: str, lr: float | None, gray: bool, budget_s: float | None,
+                          out_dir: str | None = None, signal: ImageSignal | None = None) -> None:
+    """Refuse the one-image options in the dataset mode (signal_set_fit's protocol has none of them)."""
+    if mode != "dataset":
+        raise ValueError(f"{NAME}: dataset= is the dataset mode's option; pass mode='dataset' (got mode={mode!r})")
+    refused = {"image": image != "camera", "lr": lr is not None, "gray": gray, "budget_s": budget_s is not None,
+               "out_dir": out_dir is not None, "signal": signal is not None}
+    bad = [k for k, v in refused.items() if v]
+    if bad:
+        raise ValueError(f"{NAME}: mode='dataset' runs signal_set_fit's protocol (a set of images, the model's own fit "
+                         f"by step count), which takes no {', '.join(bad)}; leave {'it' if len(bad) == 1 else 'them'} unset "
+                         "and choose the set with dataset='digits' or 'faces', the training length with steps=")
+
+
+def evaluate(model: nn.Module, *, image: str = "camera", size: int | None = None, steps: int | None = None,
              budget_s: float | None = None, seed: int = 0, baselines: list[str] | None = None,
              out_dir: str | None = None, lr: float | None = None, mode: str = "fit",
-             signal: ImageSignal | None = None, gray: bool = False) -> Result:
+             signal: ImageSignal | None = None, gray: bool = False, dataset: str | None = None) -> Result:
     """Fit (unless pretrained) and score ``model`` on one image, next to SIREN and ReLU+FF at equal parameters.
 
-    ``mode`` is one of ``MODES`` (``make_signal``; ``gray=True`` for a colour image's luminance), or
-    pass a ready ``signal`` (e.g. ``make_video_signal()``). ``lr`` defaults to the model's
-    ``default_lr`` or 1e-4 (a model with its own ``fit`` gets it only when set); baselines use their
-    own. With ``out_dir``, writes ``<out_dir>/<name>.png`` for the model and each baseline.
+    ``mode`` is one of ``SIGNAL_MODES`` (``make_signal``; ``size`` 64 by default, ``gray=True`` for a
+    colour image's luminance), or pass a ready ``signal`` (e.g. ``make_video_signal()``). ``lr``
+    defaults to the model's ``default_lr`` or 1e-4 (a model with its own ``fit`` gets it only when
+    set); baselines use their own. With ``out_dir``, writes ``<out_dir>/<name>.png`` for the model and
+    each baseline.
+
+    ``mode="dataset"`` fits a set of images instead (``dataset``: ``"digits"``, the default, or
+    ``"faces"``): it returns ``signal_set.evaluate(model, dataset=, size=, steps=, seed=, baselines=)``
+    unchanged but for ``config["mode"] = "dataset"`` (its ``task`` stays ``"signal_set_fit"``, the
+    protocol that was run). The model follows that task's contract (``fit(signal_set, ...)`` and
+    ``reconstruct(images)``), ``size`` and ``steps`` default to its 16 and 500, the baselines are its
+    autoencoders ``ae``/``ae-2x``, and the one-image options (``image``, ``gray``, ``lr``,
+    ``budget_s``, ``out_dir``, ``signal``) are refused.
 
     >>> import zoo                                                      # doctest: +SKIP
     >>> r = zoo.evaluate("poly_inr", steps=500, out_dir="out")          # doctest: +SKIP
+    >>> r = zoo.evaluate("gon_implicit", task="image_fit", mode="dataset", steps=300)  # doctest: +SKIP
     """
+    if mode == "dataset" or dataset is not None:
+        from . import signal_set
+
+        _dataset_mode_options(mode, image=image, lr=lr, gray=gray, budget_s=budget_s, out_dir=out_dir, signal=signal)
+        given = {"size": size} if size is not None else {}
+        res = signal_set.evaluate(model, dataset=dataset or "digits", steps=steps, seed=seed, baselines=baselines, **given)
+        return replace(res, config={**res.config, "mode": "dataset"})
+    size = DEFAULT_SIZE if size is None else size
     t0 = time.perf_counter()
     given = signal is not None
     signal = signal or make_signal(image, size, mode, gray=gray)

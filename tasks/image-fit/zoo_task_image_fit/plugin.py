@@ -17,7 +17,8 @@ TASKS: list = [
         description="fit one bundled scikit-image image (64x64 camera by default, gray= for colour ones; "
                     "modes fit, inpaint, superres (fit at half resolution, score at full) and 1d (one image row), or a "
                     "16-frame video) with Adam on MSE under a step/time budget; PSNR/SSIM on the training grid, "
-                    "PSNR on the 2x finer grid or held-out pixels, params, seconds per step",
+                    "PSNR on the 2x finer grid or held-out pixels, params, seconds per step; mode dataset (digits "
+                    "or lfw faces) runs signal_set_fit's protocol on a set of images (evaluate delegates to it)",
     ),
     TaskSpec(
         name="signal_set_fit",
