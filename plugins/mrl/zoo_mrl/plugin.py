@@ -21,8 +21,8 @@ def zoo_models() -> list[ModelSpec]:
                   weights={"digits": WeightsSpec(
                       repo="zoo-models/mrl-digits-cnn",
                       snapshot="zoo_mrl:weights/mrl_digits_cnn.digits",
-                      files={"config.json": "9b5292bb4035abba10c20b9e6f9c1f846d01fbec7f62eeb476052c093df268dd",
-                             "model.safetensors": "adce266ada6757a14e4c5b8e3618c73ef3d7f4ac499899f29a7461166af8a6bd"},
+                      files={"config.json": "b8b5bbd27e782b4e838d4e49c7aafb64811486706ebf78df506e002369799d61",
+                             "model.safetensors": "52db62a255a61b9afd9949eb0a898b4e5720cdcae0f8267e49814be724058f2b"},
                       recipe="zoo_mrl.train:digits",
                       description="mrl_digits_cnn trained on digits_classify by zoo_mrl.train:digits "
                                   "(600 AdamW steps, seed 0); the card lists accuracy at every granularity")}),
