@@ -163,8 +163,11 @@ def test_a_real_ctrl_c_while_a_plugin_loads_still_interrupts(tmp_path):
     make_dist(site, "sleepy", SLEEPY)
     marker = tmp_path / "loading"
     env = {**os.environ, **_env(site, tmp_path, ZOO_PLUGIN_TIMEOUT="60", ZOO_TEST_MARKER=str(marker))}
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; from zoo.cli import main; sys.exit(main(['list']))"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # the child gets Python's own Ctrl-C handler whatever the test runner's process inherited (a SIGINT ignored
+    # by a parent stays ignored in its children, and Python then installs no handler): a terminal's Ctrl-C case
+    code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from zoo.cli import main; sys.exit(main(['list']))")
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
         while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:

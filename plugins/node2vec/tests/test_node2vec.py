@@ -150,3 +150,55 @@ def test_subsample_drops_frequent_nodes_and_compacts_walks():
     for row, kept in zip(walks[:5], out[:5], strict=True):  # in their order: a subsequence of the walk
         it = iter(row.tolist())
         assert all(x in it for x in kept[kept >= 0].tolist())
+
+
+# issue 22: the compiled skip-gram trainer (zoo_nn.skipgram) as trainer="skipgram"; torch stays the default
+def _split_and_walks(name: str, seed: int = 0, **kw):
+    edges, n, names = task.load_graph(name)
+    split = task.link_split(edges, 0.5, seed, num_nodes=n)
+    torch.manual_seed(seed)
+    base = Node2Vec(num_nodes=n, **kw)
+    walks = base.sample_walks(task.GraphData(split.train_pos, n, tuple(names)), seed=seed)
+    return split, walks, base.state_dict(), n
+
+
+def _fit(n, walks, init, trainer, seed=0, **kw):
+    m = Node2Vec(num_nodes=n, **kw)
+    m.load_state_dict(init)
+    fig = m.fit_walks(walks, seed=seed, trainer=trainer)
+    return m, fig
+
+
+def test_trainers_reach_comparable_link_auc_on_les_miserables():
+    kw = {"dim": 32, "num_walks": 5, "walk_length": 40}
+    split, walks, init, n = _split_and_walks("les_miserables", **kw)
+    auc = {}
+    for trainer in ("torch", "skipgram"):
+        m, fig = _fit(n, walks, init, trainer, **kw)
+        assert fig["walks"] == len(walks) and fig["pairs"] > 0 and math.isfinite(fig["final_train_loss"])
+        auc[trainer] = task.link_auc(m.embeddings(), split.test_pos, split.test_neg, train_pos=split.train_pos,
+                                     train_neg=split.train_neg)
+    # 0.05: the split-to-split spread of one method's AUC on Les Miserables (127 held-out edges) is 0.01-0.05
+    assert auc["skipgram"] > 0.7 and auc["torch"] > 0.7
+    assert abs(auc["skipgram"] - auc["torch"]) < 0.05, auc
+
+
+def test_skipgram_trainer_is_deterministic_under_a_seed_and_writes_the_model():
+    kw = {"dim": 16, "num_walks": 2, "walk_length": 20}
+    _, walks, init, n = _split_and_walks("karate", **kw)
+    a, fig = _fit(n, walks, init, "skipgram", seed=3, **kw)
+    b, _ = _fit(n, walks, init, "skipgram", seed=3, **kw)
+    c, _ = _fit(n, walks, init, "skipgram", seed=4, **kw)
+    assert torch.equal(a.emb.weight, b.emb.weight) and torch.equal(a.ctx.weight, b.ctx.weight)
+    assert not torch.equal(a.emb.weight, c.emb.weight)
+    assert not torch.equal(a.emb.weight, init["emb.weight"]) and torch.count_nonzero(a.ctx.weight) > 0
+    assert a.emb.weight.dtype == torch.float32 and fig["final_train_loss"] < 6 * np.log(2)  # untrained: 6 log 2
+
+
+def test_trainer_option_defaults_to_torch_and_is_checked():
+    assert zoo.create("node2vec", num_nodes=5, dim=4).trainer == "torch"
+    assert zoo.create("node2vec", num_nodes=5, dim=4, trainer="skipgram").trainer == "skipgram"
+    with pytest.raises(ValueError, match="trainer"):
+        Node2Vec(num_nodes=5, dim=4, trainer="gensim")
+    with pytest.raises(ValueError, match="trainer"):
+        Node2Vec(num_nodes=3, dim=4).fit_walks(np.array([[0, 1, 2]]), trainer="gensim")

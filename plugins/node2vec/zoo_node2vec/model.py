@@ -26,6 +26,8 @@ from .walks import BiasedWalker, CSRGraph, alias_tables
 
 log = logging.getLogger(__name__)
 
+TRAINERS = ("torch", "skipgram")
+
 
 def reduced_window(shape: tuple[int, ...], window: int, rng: np.random.Generator) -> np.ndarray:
     """word2vec's reduced window: each position sees ``window - b`` steps, b uniform in [0, window)."""
@@ -97,11 +99,14 @@ class Node2Vec(nn.Module):
     def __init__(self, num_nodes: int = 77, dim: int = 128, p: float = 1.0, q: float = 1.0,
                  walk_length: int = 80, num_walks: int = 10, window: int = 10, negatives: int = 5,
                  epochs: int = 1, lr: float = 0.025, min_lr: float = 0.0001, batch_size: int = 256,
-                 sample: float = 0.0):
+                 sample: float = 0.0, trainer: str = "torch"):
         super().__init__()
+        if trainer not in TRAINERS:
+            raise ValueError(f"trainer must be one of {TRAINERS}, got {trainer!r}")
         self.num_nodes, self.dim, self.p, self.q = num_nodes, dim, p, q
         self.walk_length, self.num_walks, self.window, self.negatives = walk_length, num_walks, window, negatives
         self.epochs, self.lr, self.min_lr, self.batch_size = epochs, lr, min_lr, batch_size
+        self.trainer = trainer  # "torch": batched SGD in torch (GPU-able); "skipgram": zoo_nn.skipgram's compiled loop
         self.sample = sample  # word2vec's frequent-node down-sampling threshold; 0 = off (see ``subsample``)
         self.emb = nn.Embedding(num_nodes, dim)
         self.ctx = nn.Embedding(num_nodes, dim)
@@ -149,27 +154,60 @@ class Node2Vec(nn.Module):
         emb.index_add_(0, center, step_u)
         return float(loss)
 
+    @torch.no_grad()
+    def _fit_walks_skipgram(self, walks: np.ndarray, *, epochs: int, seed: int) -> dict[str, float]:
+        """``fit_walks`` with ``zoo_nn.skipgram.train``: one compiled per-pair SGD loop on one core.
+
+        The same model as the torch trainer (window, negatives from the walks' unigram^0.75, reduced
+        window, ``sample``, epochs, rate ``lr`` decaying linearly), continuing from the current ``emb`` /
+        ``ctx`` (so the standard initialisation, or a previous fit), written back into them in place.
+        Differences: per-pair updates (word2vec.c's) instead of 256-pair batches, and the rate floor is
+        ``lr * 1e-4`` (word2vec.c's), not ``min_lr``. ``budget_s`` does not apply: the loop runs to the end.
+        """
+        from zoo_nn import skipgram  # numba (zoo-nn[fast]) makes it fast; without it a numpy loop runs
+
+        emb, ctx = self.emb.weight, self.ctx.weight
+        out = skipgram.train(walks, self.num_nodes, dim=self.dim, window=self.window, negative=self.negatives,
+                             sample=self.sample, epochs=epochs, lr=self.lr, seed=seed,
+                             init=(emb.detach().cpu().numpy(), ctx.detach().cpu().numpy()))
+        emb.copy_(torch.from_numpy(out.input_vectors))
+        ctx.copy_(torch.from_numpy(out.output_vectors))
+        self.eval()
+        loss = out.epoch_loss[-1] if out.epoch_loss else float("nan")
+        # "steps" are (input, target) predictions here: each is one pair of the torch trainer
+        return {"steps": out.predictions, "train_seconds": out.seconds,
+                "seconds_per_step": out.seconds / max(1, out.predictions), "final_train_loss": loss,
+                "walks": float(len(walks)), "pairs": float(out.predictions)}
+
     def sample_walks(self, graph: Any, seed: int = 0) -> np.ndarray:
         """The (num_walks * N, walk_length) walks of §3.2 on ``graph`` (a ``GraphData``)."""
         csr = CSRGraph.from_edges(graph.edges, graph.num_nodes)
         return BiasedWalker(csr, self.p, self.q).walks(self.num_walks, self.walk_length, seed=seed)
 
     def fit(self, graph: Any, *, epochs: int | None = None, budget_s: float | None = None, seed: int = 0,
-            progress: str | None = None) -> dict[str, float]:
+            progress: str | None = None, trainer: str | None = None) -> dict[str, float]:
         """Sample walks on ``graph`` and train skip-gram on them (``fit_walks``)."""
         if graph.num_nodes != self.num_nodes:
             raise ValueError(f"graph has {graph.num_nodes} nodes, the model {self.num_nodes}")
         walks = self.sample_walks(graph, seed=seed)
-        return self.fit_walks(walks, epochs=epochs, budget_s=budget_s, seed=seed, progress=progress)
+        return self.fit_walks(walks, epochs=epochs, budget_s=budget_s, seed=seed, progress=progress, trainer=trainer)
 
     def fit_walks(self, walks: np.ndarray, *, epochs: int | None = None, budget_s: float | None = None,
-                  seed: int = 0, progress: str | None = None) -> dict[str, float]:
+                  seed: int = 0, progress: str | None = None, trainer: str | None = None) -> dict[str, float]:
         """Train skip-gram on given walks ((W, L) node ids, -1 = padding): SGD, linearly decaying rate.
+
+        ``trainer`` (default: the model's ``trainer``): "torch" runs batched SGD in torch (below);
+        "skipgram" runs ``zoo_nn.skipgram.train`` (word2vec.c's per-pair loop, compiled with numba).
 
         >>> m = Node2Vec(num_nodes=3, dim=4); m.fit_walks(np.array([[0, 1, 2, 1]]))["walks"]
         1.0
         """
         walks = np.asarray(walks, dtype=np.int64)
+        trainer = self.trainer if trainer is None else trainer
+        if trainer not in TRAINERS:
+            raise ValueError(f"trainer must be one of {TRAINERS}, got {trainer!r}")
+        if trainer == "skipgram":
+            return self._fit_walks_skipgram(walks, epochs=self.epochs if epochs is None else epochs, seed=seed)
         n = self.num_nodes
         rng = np.random.default_rng(seed)
         counts = np.bincount(walks[walks >= 0], minlength=n).astype(np.float64)
@@ -214,11 +252,14 @@ class Node2Vec(nn.Module):
 
 def node2vec(num_nodes: int = 77, dim: int = 128, p: float = 1.0, q: float = 1.0, walk_length: int = 80,
              num_walks: int = 10, window: int = 10, negatives: int = 5, epochs: int = 1, lr: float = 0.025,
-             batch_size: int = 256, sample: float = 0.0) -> Node2Vec:
+             batch_size: int = 256, sample: float = 0.0, trainer: str = "torch") -> Node2Vec:
     """node2vec with the paper's defaults; pick ``p`` (return) and ``q`` (in-out) per graph (§4.3).
 
     ``sample`` > 0 turns on word2vec's down-sampling of frequent nodes (the reference code's gensim
-    default is 1e-3; the paper does not mention it, so it is off by default).
+    default is 1e-3; the paper does not mention it, so it is off by default). ``trainer``: "torch"
+    (batched SGD in torch, the default, runs on a GPU) or "skipgram" (``zoo_nn.skipgram``'s compiled
+    word2vec loop on one CPU core, several times less CPU; see the README's measurements).
     """
     return Node2Vec(num_nodes=num_nodes, dim=dim, p=p, q=q, walk_length=walk_length, num_walks=num_walks,
-                    window=window, negatives=negatives, epochs=epochs, lr=lr, batch_size=batch_size, sample=sample)
+                    window=window, negatives=negatives, epochs=epochs, lr=lr, batch_size=batch_size, sample=sample,
+                    trainer=trainer)
