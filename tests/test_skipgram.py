@@ -116,3 +116,20 @@ def test_arguments_are_checked():
         sg.train([[0, 1]], 3, window=0)
     with pytest.raises(ValueError, match="backend"):
         sg.train([[0, 1]], 3, backend="cuda")
+
+
+@needs_numba
+def test_the_compiled_loop_is_cached_once_across_processes(tmp_path):
+    # a jitted function built inside another function was compiled afresh (~2 s) in every process and added one
+    # more cache file each time; the module-level one is compiled once and found again by the next process
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numpy as np; from zoo_nn import skipgram; "
+            "skipgram.train([np.array([0, 1, 2, 3])] * 10, 4, dim=8, epochs=1, sample=0, seed=0)")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    for _ in range(2):
+        subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
+    entries = sorted(p.name for p in tmp_path.rglob("*.nbc"))
+    assert len([e for e in entries if "epoch" in e]) == 1, entries

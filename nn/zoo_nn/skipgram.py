@@ -187,15 +187,15 @@ def _grad(f: float, label: float, sig: np.ndarray, nll: np.ndarray) -> tuple[flo
     return label - sig[i], nll[int(label), i]
 
 
-def _epoch_source():
-    """The numba twin of ``_epoch_numpy``: the same loop with explicit loops over the dimension."""
-    nb = _numba
-
-    grad = nb.njit(cache=True, nogil=True)(_grad)
+if HAVE_NUMBA:
+    # The numba twin of ``_epoch_numpy``: the same loop with explicit loops over the dimension. Compiled at
+    # module level: numba's on-disk cache finds a module-level function again in the next process, where one
+    # built inside another function (a closure) was compiled afresh, about 2 s, and cached once more every time.
+    _grad_nb = _numba.njit(cache=True, nogil=True)(_grad)
 
     # fastmath lets LLVM vectorise the float32 dot products (reassociated sums: last-bit differences only)
-    @nb.njit(cache=True, nogil=True, fastmath=True)
-    def epoch(ids, starts, syn0, syn1, table, keep16, window, negative, cbow, lr, words_done, total_words, state):
+    @_numba.njit(cache=True, nogil=True, fastmath=True)
+    def _epoch_nb(ids, starts, syn0, syn1, table, keep16, window, negative, cbow, lr, words_done, total_words, state):
         d = syn0.shape[1]
         top = np.uint64(table[-1])
         min_lr = lr * MIN_LR_RATIO
@@ -263,7 +263,7 @@ def _epoch_source():
                         f = np.float32(0.0)
                         for j in range(d):
                             f += h[j] * row[j]
-                        g, pl = grad(np.float64(f), label, SIGMOID, NLL)
+                        g, pl = _grad_nb(np.float64(f), label, SIGMOID, NLL)
                         loss += pl
                         g32 = np.float32(g * alpha)
                         for j in range(d):
@@ -282,17 +282,9 @@ def _epoch_source():
                             row[j] += neu1e[j]
         return loss, preds, words_done, st
 
-    return epoch
-
-
-_COMPILED = None
-
 
 def _numba_epoch():
-    global _COMPILED
-    if _COMPILED is None:
-        _COMPILED = _epoch_source()
-    return _COMPILED
+    return _epoch_nb
 
 
 # ----------------------------------------------------------------------------------------------- train
