@@ -316,7 +316,9 @@ def test_wiki_graph_is_large_enough_to_decide_link_claims():
 
 
 def test_missing_wiki_package_names_the_install(monkeypatch):
-    monkeypatch.setattr(data.importlib.util, "find_spec", lambda name: None)
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)  # the package is looked up, never imported
     with pytest.raises(FileNotFoundError, match=r"zoo-task-graph-embed\[wiki\]"):
         task.load_graph("wiki_cooccurrence")
     assert "not installed" not in task.graph_source("karate")

