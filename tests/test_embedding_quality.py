@@ -1,4 +1,5 @@
 import importlib.util
+import sys
 
 import numpy as np
 import pytest
@@ -55,6 +56,16 @@ def test_tokenisation_and_corpus_shape():
     assert len(c.sentences) == len(c.doc_of) == len(c.texts) and c.doc_of[0] == 0 and c.doc_of[-1] == 299
     assert all(w == w.lower() for s in c.sentences[:50] for w in s)
     assert c.vocabulary(2)[0] == "the" and len(c.vocabulary(2)) < len(c.vocabulary(1))
+
+
+def test_stdlib_corpus_is_the_interpreters_docstrings_without_doctests():
+    c = data.load_corpus("stdlib")
+    assert c.info["python"] == sys.version.split()[0] and len(c.info["sha256"]) == 64
+    assert c.num_tokens > 100_000 and c.info["documents"] > 1_000
+    assert not any(">>>" in t for t in c.texts) and not any("\n" in t for t in c.texts)
+    # the docstring of json.dumps is one of its documents, tokenised like every corpus
+    assert any(t.startswith("Serialize ``obj`` to a JSON formatted ``str``") for t in c.texts)
+    assert "serialize" in c.vocabulary(5) and c.vocabulary(5)[0] == "the"
 
 
 @_WIKI

