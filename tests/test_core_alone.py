@@ -63,5 +63,5 @@ print(json.dumps({{"names": names, "heavy": heavy, "url": url, "tasks": sorted(z
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert got["names"] == ["fixture_mlp", "fixture_tied"] and got["tasks"] == []
+    assert got["names"] == ["fixture_fixed_projection", "fixture_mlp", "fixture_tied"] and got["tasks"] == []
     assert got["heavy"] == [] and got["url"].startswith("http://127.0.0.1:")

