@@ -222,3 +222,24 @@ def test_convert_names_a_missing_checkpoint(capsys):
 
     assert main(["convert", "mlp_kan_deit.official", "/no/such/checkpoint.pth", "--to", "out"]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_push_puts_its_files_in_the_cache_without_downloading_them(hub, repo_id, monkeypatch):
+    import huggingface_hub
+
+    def no_download(*a, **k):
+        raise AssertionError(f"downloaded {a} after the push")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", no_download)
+    model = zoo.create("fixture_mlp")
+    commit = zoo.push_to_hub(model, repo_id)
+    r = run_py(f"import zoo; m = zoo.create('hf-hub:{repo_id}', pretrained=True); print(m.zoo.commit, m.zoo.sha256)",
+               env={"HF_HUB_OFFLINE": "1"})
+    assert r.returncode == 0, r.stderr
+    got_commit, sha = r.stdout.split()[-2:]
+    assert got_commit == commit
+    # the cached file is the pushed one: an online pull of the same commit agrees (and finds nothing to fetch)
+    monkeypatch.undo()
+    path = huggingface_hub.hf_hub_download(repo_id, "model.safetensors", revision=commit)
+    assert Path(path).resolve().name == sha and zoo.weights.sha256_file(path) == sha
+    assert not list(Path(path).resolve().parent.glob(".*"))  # no staged leftovers in blobs/

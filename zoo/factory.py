@@ -696,18 +696,79 @@ def push_to_hub(model, repo_id: str, *, revision: str | None = None, create_pr: 
     if revision is not None:
         weights.check_revision(revision)  # before any client call: a revision names a file in the client's cache
     api = HfApi(token=token)
-    with tempfile.TemporaryDirectory() as tmp, _pushing(repo_id):
+    # the folder is written inside the Hub cache when it can be, so that the pushed files move into the cache (a
+    # rename) instead of being downloaded back: the weights are written once and never travel twice
+    with tempfile.TemporaryDirectory(dir=_cache_tmp_parent(), prefix=".zoo-push-") as tmp, _pushing(repo_id):
         folder = save_pretrained(model, Path(tmp) / "repo", metrics=metrics, overwrite_card=True, repo_id=repo_id)
         api.create_repo(repo_id, private=private, exist_ok=True)
         if not overwrite_card and api.file_exists(repo_id, hubformat.CARD_NAME, revision=revision):
             (folder / hubformat.CARD_NAME).unlink()
         info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, revision=revision, create_pr=create_pr,
                                  commit_message=commit_message or f"zoo: push {prov.id}")
-    commit = info.oid
-    log.info("pushed %s to %s@%s", prov.id, repo_id, commit)
-    if fill_cache and not create_pr:
-        _fill_cache(repo_id, revision or "main", token)
+        commit = info.oid
+        log.info("pushed %s to %s@%s", prov.id, repo_id, commit)
+        if fill_cache and not create_pr and not _cache_pushed(folder, repo_id, revision or "main", commit):
+            _fill_cache(repo_id, revision or "main", token)
     return commit
+
+
+def _cache_tmp_parent() -> str | None:
+    """The Hub cache folder when it exists and is writable (a push's files can then be renamed into it), else None."""
+    try:
+        folder = Path(weights.hub_cache_dir())
+        folder.mkdir(parents=True, exist_ok=True)
+        return str(folder) if os.access(folder, os.W_OK) else None
+    except OSError:
+        return None
+
+
+def _cache_pushed(folder: Path, repo: str, revision: str, commit: str) -> bool:
+    """Put the config and weights just pushed at ``commit`` into the Hub cache, as ``hf_hub_download`` lays it out.
+
+    blobs/<id> (the weights by their sha256, as the Hub names an LFS file; config.json by its git blob sha1, as it
+    names a regular one), snapshots/<commit>/<file> -> ../../blobs/<id>, refs/<revision> = commit. Files are moved
+    when the folder sits on the cache's file system, else copied. False (and nothing half-written is visible:
+    every piece is renamed into place) when it cannot be done, e.g. without symlinks; the caller then downloads.
+    """
+    import json
+    import shutil
+
+    from huggingface_hub.file_download import repo_folder_name
+
+    root = Path(weights.hub_cache_dir()) / repo_folder_name(repo_id=repo, repo_type="model")
+    try:
+        # save_pretrained hashed the weights for config.json a moment ago: not hashed again
+        digest = json.loads((folder / hubformat.CONFIG_NAME).read_text())["weights"][hubformat.WEIGHTS_NAME]["sha256"]
+        blobs, snap = root / "blobs", root / "snapshots" / commit
+        blobs.mkdir(parents=True, exist_ok=True)
+        snap.mkdir(parents=True, exist_ok=True)
+        for name in (hubformat.CONFIG_NAME, hubformat.WEIGHTS_NAME):
+            src = folder / name
+            data_id = digest if name == hubformat.WEIGHTS_NAME else weights._git_blob_sha1(src.read_bytes())
+            blob = blobs / data_id
+            if not blob.exists():
+                staged = blobs / f".{data_id}.zoo-incomplete"
+                if os.stat(src).st_dev == os.stat(blobs).st_dev:
+                    os.replace(src, staged)
+                else:
+                    shutil.copyfile(src, staged)
+                os.replace(staged, blob)
+            link = snap / name
+            tmp_link = snap / f".{name}.zoo-link"
+            tmp_link.unlink(missing_ok=True)
+            os.symlink(os.path.relpath(blob, snap), tmp_link)
+            os.replace(tmp_link, link)
+        if revision == commit:
+            return True
+        ref = root / "refs" / revision
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        staged_ref = ref.with_name(f".{ref.name}.zoo-ref")
+        staged_ref.write_text(commit)
+        os.replace(staged_ref, ref)
+        return True
+    except (OSError, ValueError, KeyError) as exc:
+        log.debug("could not place the pushed files in the Hub cache (%s); downloading them instead", exc)
+        return False
 
 
 @contextlib.contextmanager
