@@ -258,8 +258,10 @@ def write_markdown(r: dict, path: Path, plot_name: str | None) -> None:
         L += ["", f"* End to end (target <= 1.10): pinned zoo / raw = **{q['zoo_pinned_over_raw_paired']:.3f}** paired "
               f"({q['zoo_pinned_over_raw']:.3f} ratio of medians); unpinned zoo / raw = "
               f"**{q['zoo_unpinned_over_raw_paired']:.3f}** paired ({q['zoo_unpinned_over_raw']:.3f}); timm hf-hub / raw = "
-              f"{q['timm_hub_over_raw']:.3f}; pinned zoo / timm hf-hub = {q['zoo_pinned_over_timm_hub']:.3f}. Each "
-              "end-to-end call also builds a ResNet-50 (random init), a large part of the time and of its noise.",
+              f"{q['timm_hub_over_raw']:.3f}; pinned zoo / timm hf-hub = {q['zoo_pinned_over_timm_hub']:.3f}. The "
+              "raw and timm sides build a ResNet-50 with its random init (~270 ms on an idle core) and then overwrite it; "
+              "zoo builds it without the init the strict load overwrites (`factory._SkipInit`, as transformers' "
+              "`no_init_weights`), which is why it ends below the raw load.",
               f"* zoo's own steps on a built model, without the build's noise: (fetch + load_into) / raw load = "
               f"**{q['zoo_steps_over_raw_load_paired']:.3f}** paired ({q['zoo_steps_over_raw_load']:.3f} ratio of medians); "
               f"the extra time is {q['zoo_steps_overhead_of_raw_e2e'] * 100:.1f}% "
@@ -267,8 +269,9 @@ def write_markdown(r: dict, path: Path, plot_name: str | None) -> None:
               f"* zoo's additions alone (`zoo_overhead_only`): {_s(p['sides']['zoo_overhead_only']['median'])}, "
               f"**{q['zoo_overhead_only_over_raw'] * 100:.2f}%** of the raw end-to-end load.",
               f"* Verification: the sha256 of the {p['seed']['weights_bytes'] / 1e6:.0f} MB file takes "
-              f"{_s(p['first']['sha256_s'])} here; zoo pays it on every load, on the one in-memory copy it then loads "
-              "(no marker that an in-place edit could keep valid), overlapped with the model's build in `create`. "
+              f"{_s(p['first']['sha256_s'])} here; zoo pays it on the first load of a file's state, on the one in-memory copy it then loads, "
+              "overlapped with the model's build in `create`; later loads of the unchanged file (same inode, size, mtime "
+              "and ctime, which an in-place edit cannot restore) skip it through a marker in ZOO_CACHE_DIR/verified. "
               f"In a fresh process the first pinned load took {_s(p['first']['zoo_pinned_call1'])}, the second "
               f"{_s(p['first']['zoo_pinned_call2'])}.",
               "* First pull over the local hub (cold Hub cache, incl. build and verify): "
