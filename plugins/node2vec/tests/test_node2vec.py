@@ -152,7 +152,7 @@ def test_subsample_drops_frequent_nodes_and_compacts_walks():
         assert all(x in it for x in kept[kept >= 0].tolist())
 
 
-# issue 22: the compiled skip-gram trainer (zoo_nn.skipgram) as trainer="skipgram"; torch stays the default
+# issue 22: the compiled skip-gram trainer (zoo_nn.skipgram) as trainer="skipgram", the default; torch for GPUs
 def _split_and_walks(name: str, seed: int = 0, **kw):
     edges, n, names = task.load_graph(name)
     split = task.link_split(edges, 0.5, seed, num_nodes=n)
@@ -195,9 +195,9 @@ def test_skipgram_trainer_is_deterministic_under_a_seed_and_writes_the_model():
     assert a.emb.weight.dtype == torch.float32 and fig["final_train_loss"] < 6 * np.log(2)  # untrained: 6 log 2
 
 
-def test_trainer_option_defaults_to_torch_and_is_checked():
-    assert zoo.create("node2vec", num_nodes=5, dim=4).trainer == "torch"
-    assert zoo.create("node2vec", num_nodes=5, dim=4, trainer="skipgram").trainer == "skipgram"
+def test_trainer_option_defaults_to_skipgram_and_is_checked():
+    assert zoo.create("node2vec", num_nodes=5, dim=4).trainer == "skipgram"
+    assert zoo.create("node2vec", num_nodes=5, dim=4, trainer="torch").trainer == "torch"
     with pytest.raises(ValueError, match="trainer"):
         Node2Vec(num_nodes=5, dim=4, trainer="gensim")
     with pytest.raises(ValueError, match="trainer"):

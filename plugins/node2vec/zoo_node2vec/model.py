@@ -99,7 +99,7 @@ class Node2Vec(nn.Module):
     def __init__(self, num_nodes: int = 77, dim: int = 128, p: float = 1.0, q: float = 1.0,
                  walk_length: int = 80, num_walks: int = 10, window: int = 10, negatives: int = 5,
                  epochs: int = 1, lr: float = 0.025, min_lr: float = 0.0001, batch_size: int = 256,
-                 sample: float = 0.0, trainer: str = "torch"):
+                 sample: float = 0.0, trainer: str = "skipgram"):
         super().__init__()
         if trainer not in TRAINERS:
             raise ValueError(f"trainer must be one of {TRAINERS}, got {trainer!r}")
@@ -252,13 +252,14 @@ class Node2Vec(nn.Module):
 
 def node2vec(num_nodes: int = 77, dim: int = 128, p: float = 1.0, q: float = 1.0, walk_length: int = 80,
              num_walks: int = 10, window: int = 10, negatives: int = 5, epochs: int = 1, lr: float = 0.025,
-             batch_size: int = 256, sample: float = 0.0, trainer: str = "torch") -> Node2Vec:
+             batch_size: int = 256, sample: float = 0.0, trainer: str = "skipgram") -> Node2Vec:
     """node2vec with the paper's defaults; pick ``p`` (return) and ``q`` (in-out) per graph (§4.3).
 
     ``sample`` > 0 turns on word2vec's down-sampling of frequent nodes (the reference code's gensim
-    default is 1e-3; the paper does not mention it, so it is off by default). ``trainer``: "torch"
-    (batched SGD in torch, the default, runs on a GPU) or "skipgram" (``zoo_nn.skipgram``'s compiled
-    word2vec loop on one CPU core, several times less CPU; see the README's measurements).
+    default is 1e-3; the paper does not mention it, so it is off by default). ``trainer``: "skipgram"
+    (the default: ``zoo_nn.skipgram``'s compiled word2vec loop on one CPU core, about 3.5x less CPU than
+    the torch trainer at the same AUC; see the README's measurements) or "torch" (batched SGD in torch,
+    the path for a GPU, and the one that honours ``budget_s``).
     """
     return Node2Vec(num_nodes=num_nodes, dim=dim, p=p, q=q, walk_length=walk_length, num_walks=num_walks,
                     window=window, negatives=negatives, epochs=epochs, lr=lr, batch_size=batch_size, sample=sample,
