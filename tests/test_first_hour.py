@@ -243,3 +243,19 @@ def test_push_puts_its_files_in_the_cache_without_downloading_them(hub, repo_id,
     path = huggingface_hub.hf_hub_download(repo_id, "model.safetensors", revision=commit)
     assert Path(path).resolve().name == sha and zoo.weights.sha256_file(path) == sha
     assert not list(Path(path).resolve().parent.glob(".*"))  # no staged leftovers in blobs/
+
+
+def test_push_hashes_the_weights_once_and_the_card_names_that_hash(hub, repo_id, monkeypatch):
+    import hashlib
+
+    import huggingface_hub
+
+    def second_hash(*a, **k):
+        raise AssertionError("the pushed weights were hashed a second time")
+
+    monkeypatch.setattr(zoo.weights, "sha256_file", second_hash)  # the upload's own sha256 is reused
+    commit = zoo.push_to_hub(zoo.create("fixture_mlp"), repo_id)
+    monkeypatch.undo()
+    cfg = json.loads(Path(huggingface_hub.hf_hub_download(repo_id, "config.json", revision=commit)).read_text())
+    data = Path(huggingface_hub.hf_hub_download(repo_id, "model.safetensors", revision=commit)).read_bytes()
+    assert cfg["weights"]["model.safetensors"]["sha256"] == hashlib.sha256(data).hexdigest()

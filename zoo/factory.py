@@ -660,25 +660,35 @@ def save_pretrained(model, directory: str | os.PathLike, *, metrics: dict | None
     """
     from safetensors.torch import save_file
 
-    prov = _provenance(model)
-    if metrics is None and prov.metrics:
-        metrics = dict(prov.metrics)  # what zoo.evaluate measured on this model, so the card says it
-    args_ok = hubformat.to_json_args(dict(prov.model_args))  # raise before writing anything
-    del args_ok
+    prov, metrics = _saving(model, metrics)
     with tempfile.TemporaryDirectory() as tmp:
         wpath = Path(tmp) / hubformat.WEIGHTS_NAME
         save_file(_state_for_saving(model), str(wpath), metadata={"format": "pt"})  # one key: safetensors orders keys at random
-        digest = weights.sha256_file(wpath)
-        cfg = hubformat.build_config(prov, {hubformat.WEIGHTS_NAME: digest}, metrics)
-        spec = registry.catalog().models.get(prov.name, (None, None))[0]
-        card = hubformat.render_card(prov, cfg, paper=spec.paper if spec else None,
-                                     license=spec.license if spec else "mit", repo_id=repo_id)
-        import json
-
-        files = {hubformat.CONFIG_NAME: (json.dumps(cfg, indent=2, sort_keys=True) + "\n").encode(),
-                 hubformat.WEIGHTS_NAME: wpath, hubformat.CARD_NAME: card.encode()}
+        config, card = _config_and_card(prov, weights.sha256_file(wpath), metrics, repo_id)
+        files = {hubformat.CONFIG_NAME: config, hubformat.WEIGHTS_NAME: wpath, hubformat.CARD_NAME: card}
         keep = () if overwrite_card else (hubformat.CARD_NAME,)
         return hubformat.write_folder(directory, files, keep=keep, move=(hubformat.WEIGHTS_NAME,))
+
+
+def _saving(model, metrics: dict | None) -> tuple[Provenance, dict | None]:
+    """The provenance to save and the metrics for the card; raises before anything is written if an argument
+    cannot go into config.json."""
+    prov = _provenance(model)
+    if metrics is None and prov.metrics:
+        metrics = dict(prov.metrics)  # what zoo.evaluate measured on this model, so the card says it
+    hubformat.to_json_args(dict(prov.model_args))
+    return prov, metrics
+
+
+def _config_and_card(prov: Provenance, digest: str, metrics: dict | None, repo_id: str | None) -> tuple[bytes, bytes]:
+    """config.json (listing the weights' sha256) and the model card, as the bytes to write."""
+    import json
+
+    cfg = hubformat.build_config(prov, {hubformat.WEIGHTS_NAME: digest}, metrics)
+    spec = registry.catalog().models.get(prov.name, (None, None))[0]
+    card = hubformat.render_card(prov, cfg, paper=spec.paper if spec else None,
+                                 license=spec.license if spec else "mit", repo_id=repo_id)
+    return (json.dumps(cfg, indent=2, sort_keys=True) + "\n").encode(), card.encode()
 
 
 def push_to_hub(model, repo_id: str, *, revision: str | None = None, create_pr: bool = False,
@@ -695,15 +705,28 @@ def push_to_hub(model, repo_id: str, *, revision: str | None = None, create_pr: 
     prov = _provenance(model)
     if revision is not None:
         weights.check_revision(revision)  # before any client call: a revision names a file in the client's cache
+    from huggingface_hub import CommitOperationAdd
+    from safetensors.torch import save_file
+
+    prov, metrics = _saving(model, metrics)
     api = HfApi(token=token)
     # the folder is written inside the Hub cache when it can be, so that the pushed files move into the cache (a
     # rename) instead of being downloaded back: the weights are written once and never travel twice
     with tempfile.TemporaryDirectory(dir=_cache_tmp_parent(), prefix=".zoo-push-") as tmp, _pushing(repo_id):
-        folder = save_pretrained(model, Path(tmp) / "repo", metrics=metrics, overwrite_card=True, repo_id=repo_id)
+        folder = Path(tmp)
+        wpath = folder / hubformat.WEIGHTS_NAME
+        save_file(_state_for_saving(model), str(wpath), metadata={"format": "pt"})
+        # the client hashes an LFS file to upload it: config.json takes that sha256 rather than hashing it again
+        w_op = CommitOperationAdd(path_in_repo=hubformat.WEIGHTS_NAME, path_or_fileobj=str(wpath))
+        sha = getattr(getattr(w_op, "upload_info", None), "sha256", None)
+        digest = sha.hex() if isinstance(sha, bytes) and len(sha) == 32 else weights.sha256_file(wpath)
+        config, card = _config_and_card(prov, digest, metrics, repo_id)
+        (folder / hubformat.CONFIG_NAME).write_bytes(config)
+        ops = [w_op, CommitOperationAdd(path_in_repo=hubformat.CONFIG_NAME, path_or_fileobj=config)]
         api.create_repo(repo_id, private=private, exist_ok=True)
-        if not overwrite_card and api.file_exists(repo_id, hubformat.CARD_NAME, revision=revision):
-            (folder / hubformat.CARD_NAME).unlink()
-        info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, revision=revision, create_pr=create_pr,
+        if overwrite_card or not api.file_exists(repo_id, hubformat.CARD_NAME, revision=revision):
+            ops.append(CommitOperationAdd(path_in_repo=hubformat.CARD_NAME, path_or_fileobj=card))
+        info = api.create_commit(repo_id, ops, revision=revision, create_pr=create_pr,
                                  commit_message=commit_message or f"zoo: push {prov.id}")
         commit = info.oid
         log.info("pushed %s to %s@%s", prov.id, repo_id, commit)
