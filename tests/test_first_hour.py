@@ -114,6 +114,17 @@ def test_eval_set_means_builder_arguments_as_in_create(capsys):
     assert "--task-arg expects KEY=VALUE" in capsys.readouterr().err
 
 
+def test_eval_of_a_plugin_id_evaluates_its_first_model_and_says_so(capsys):
+    from zoo.cli import main
+
+    # issue 15 writes `zoo eval word2vec --task embedding_quality`: a plugin id was a ModelNotFound
+    assert main(["eval", "fixture", "--task", "digits_classify", "--steps", "2", "--json"]) == 0
+    out, err = capsys.readouterr()
+    first = zoo.plugins()[[s.id for s in zoo.plugins()].index("fixture")].models[0]
+    assert f"fixture is a plugin: evaluating its model {first} (others: " in err
+    assert json.loads(out)["metrics"]["params"] == zoo.task.count_params(zoo.create(first))
+
+
 def test_info_lists_builder_arguments_snapshot_and_claim(capsys):
     from zoo.cli import main
 

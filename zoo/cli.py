@@ -132,6 +132,7 @@ def cmd_eval(a: argparse.Namespace) -> int:
     kwargs = _kv(a.task_arg, "--task-arg")
     if a.out:
         kwargs["out_dir"] = a.out
+    a.name = _plugin_to_model(a.name, a.task)
     result = evaluate(a.name, task=a.task, steps=a.steps, budget_s=a.budget, seed=a.seed,
                       pretrained=a.pretrained, progress=_progress(a), model_args=_kv(a.set), **kwargs)
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun, rank 0 reports
@@ -144,6 +145,21 @@ def cmd_eval(a: argparse.Namespace) -> int:
         for name, path in result.artifacts.items():
             print(f"{name}: {path}")
     return 0
+
+
+def _plugin_to_model(name: str, task: str | None) -> str:
+    """``zoo eval PLUGIN``: the plugin's first model (on ``task`` when given), said on stderr; any other name as is."""
+    from . import registry
+
+    cat = registry.catalog()
+    status = cat.statuses.get(name)
+    if name in cat.models or status is None or status.state != "ok" or not status.models:
+        return name
+    models = [m for m in status.models if task is None or cat.models[m][0].task == task] or list(status.models)
+    others = [m for m in status.models if m != models[0]]
+    print(f"{name} is a plugin: evaluating its model {models[0]}" + (f" (others: {', '.join(others)})" if others else ""),
+          file=sys.stderr)
+    return models[0]
 
 
 def _registry_file(path: str | None) -> Path | None:
