@@ -98,6 +98,8 @@ def main() -> int:
 
     rows = json.loads(proc.stdout.strip().splitlines()[-1])
     print(format_table(rows))
+    zoo_cmd("site", "build", str(OUT / "site"), env=offline)
+    print(f"# the catalogue: open file://{OUT / 'site' / 'index.html'} (or `python -m http.server -d {OUT / 'site'}`)")
     print(f"\ndemo finished in {time.perf_counter() - t0:.0f} s")
     return 0
 

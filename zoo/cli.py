@@ -278,6 +278,27 @@ def cmd_registry(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_site(a: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .site import build_site  # jinja2 (the site extra) is imported only when the build runs
+
+    path = Path(a.registry) if a.registry else Path("registry.yaml")
+    if not a.registry and not path.exists():  # outside a checkout: the registry shipped in the package
+        path = registry.registry_path() or path
+    if not path.exists():
+        raise ZooError(f"{path} not found: run `zoo site build` in a checkout or pass --registry PATH")
+    try:
+        pages = build_site(a.dir, registry=path, leaderboards=a.leaderboards)
+    except ModuleNotFoundError as exc:
+        raise ZooError(f"the site needs {exc.name}: pip install 'zoo-core[site]'") from exc
+    except (FileExistsError, ValueError) as exc:  # a folder that is not a previous site, a malformed leaderboard
+        raise ZooError(str(exc)) from exc
+    print(f"wrote {len(pages)} pages to {a.dir}: open {Path(a.dir) / 'index.html'} "
+          f"(or `python -m http.server -d {a.dir}`)")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     import argparse
 
@@ -378,6 +399,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--path", default="registry.yaml", help="the registry file (default registry.yaml)")
     s.add_argument("--catalog", help="import paper fields from CATALOG.md (build only)")
     s.set_defaults(fn=cmd_registry)
+
+    s = sub.add_parser("site", help="the static catalogue site (papers, tasks, models, leaderboards)")
+    ss = s.add_subparsers(dest="site_command", required=True)
+    h = ss.add_parser("build", help="render registry.yaml and leaderboards/ into DIR (open DIR/index.html)")
+    h.add_argument("dir", help="a new or empty folder, or one a previous build made")
+    h.add_argument("--registry", help="registry.yaml to render (default ./registry.yaml, else the installed one)")
+    h.add_argument("--leaderboards", help="folder of <task>.yaml leaderboards (default: leaderboards/ next to the registry)")
+    h.set_defaults(fn=cmd_site)
     return p
 
 
