@@ -169,6 +169,35 @@ def _registry_file(path: str | None) -> Path | None:
     return p if p.exists() else None
 
 
+def cmd_bench(a: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .bench import bench
+    from .task import format_table
+
+    out_dir = a.out
+    if out_dir is None:  # next to registry.yaml in a checkout, else ./leaderboards
+        reg = _registry_file(None)
+        out_dir = (reg.parent if reg is not None else Path.cwd()) / "leaderboards"
+    command = " ".join(["zoo", "bench", *sys.argv[2:]]) if sys.argv[1:2] == ["bench"] else f"zoo bench {a.task}"
+    data = bench(a.task, models=a.models, quick=a.quick, seeds=a.seeds, steps=a.steps, budget_s=a.budget,
+                 options=_kv(a.task_arg, "--task-arg"), out_dir=out_dir, force=a.force, command=command)
+    if int(os.environ.get("RANK", "0")) != 0:
+        return 0
+    if a.json:
+        _print_json(data)
+        return 0
+    table = {r["model"]: {"params": r["params"], **{k: v["mean"] if isinstance(v, dict) else v
+                                                    for k, v in r["metrics"].items()}} for r in data["rows"]}
+    print(format_table(table))
+    ran, kept = data["rerun"], data["kept"]
+    print(f"\n{len(ran)} model(s) run, {len(kept)} kept from the last leaderboard (code and protocol unchanged)"
+          + (f": {', '.join(kept)}" if kept else ""))
+    print(f"leaderboard: {Path(out_dir) / (a.task + '.yaml')} (means over seeds {data['protocol']['seeds']}; "
+          "`zoo site build DIR` shows it)")
+    return 0
+
+
 def cmd_reproduce(a: argparse.Namespace) -> int:
     from .claims import reproduce
 
@@ -354,6 +383,19 @@ def parser() -> argparse.ArgumentParser:
                    help="write the result to registry.yaml and regenerate the READMEs' tables (a checkout's)")
     s.add_argument("--registry", help="registry.yaml to record in (default ./registry.yaml)")
     s.set_defaults(fn=cmd_reproduce)
+
+    s = sub.add_parser("bench", help="every installed model of a task under one protocol -> leaderboards/TASK.yaml")
+    s.add_argument("task", help="task name (see `zoo tasks`)")
+    s.add_argument("--models", type=lambda v: [m for m in v.split(",") if m], help="a subset, e.g. siren,fresh_siren")
+    s.add_argument("--quick", action="store_true", help="smoke run: one seed, 20 steps")
+    s.add_argument("--seeds", type=lambda v: [int(x) for x in v.split(",")], help="seeds (default 0,1,2)")
+    s.add_argument("--steps", type=int, help="training steps for every model (default: the task's)")
+    s.add_argument("--budget", type=float, help="training seconds for every model")
+    s.add_argument("--task-arg", action="append", default=[], metavar="KEY=VALUE", help="a task option, for every model")
+    s.add_argument("--force", action="store_true", help="rerun models whose code and protocol did not change")
+    s.add_argument("--out", help="folder of the leaderboards (default: leaderboards/ next to registry.yaml)")
+    s.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
+    s.set_defaults(fn=cmd_bench)
 
     s = sub.add_parser("train", help="train a pretrained tag with its recipe")
     s.add_argument("name", help="NAME.TAG")

@@ -232,7 +232,7 @@ def distributed() -> tuple[int, int]:
     import os
 
     world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world <= 1:
+    if world <= 1 or _SOLO:
         return 0, 1
     import torch
     import torch.distributed as dist
@@ -245,6 +245,23 @@ def distributed() -> tuple[int, int]:
 
         atexit.register(_leave_process_group)
     return dist.get_rank(), dist.get_world_size()
+
+
+_SOLO = 0  # > 0 while a process evaluates on its own under torchrun (``solo``)
+
+
+class solo:
+    """While active, ``distributed()`` is ``(0, 1)``: this process evaluates alone even under ``torchrun`` (``zoo
+    bench`` spreads whole models over the processes, so a task must not shard one model's evaluation over them)."""
+
+    def __enter__(self) -> solo:
+        global _SOLO
+        _SOLO += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _SOLO
+        _SOLO -= 1
 
 
 def _leave_process_group() -> None:
