@@ -234,6 +234,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 def pytest_configure(config: pytest.Config) -> None:
     # huggingface_hub's uploads pass bytes as data= to its HTTP client, which warns; not the plugin author's concern
     config.addinivalue_line("filterwarnings", "ignore:Use 'content=:DeprecationWarning")
+    # plugins mark their quick reproductions `slow` (seconds, not milliseconds); they stay in the suite, and
+    # `-m "not slow"` leaves them out for a fast edit-test loop
+    config.addinivalue_line("markers", "slow: a longer test such as a quick reproduction; deselect with -m 'not slow'")
     # a conftest that called activate() at import gets the guard too, unless the command line said no
     if active() is not None and config.stash.get(_GUARD_CHOSEN, None) is None:
         guard_sockets()
