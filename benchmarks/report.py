@@ -269,9 +269,10 @@ def write_markdown(r: dict, path: Path, plot_name: str | None) -> None:
               f"* zoo's additions alone (`zoo_overhead_only`): {_s(p['sides']['zoo_overhead_only']['median'])}, "
               f"**{q['zoo_overhead_only_over_raw'] * 100:.2f}%** of the raw end-to-end load.",
               f"* Verification: the sha256 of the {p['seed']['weights_bytes'] / 1e6:.0f} MB file takes "
-              f"{_s(p['first']['sha256_s'])} here; zoo pays it on the first load of a file's state, on the one in-memory copy it then loads, "
-              "overlapped with the model's build in `create`; later loads of the unchanged file (same inode, size, mtime "
-              "and ctime, which an in-place edit cannot restore) skip it through a marker in ZOO_CACHE_DIR/verified. "
+              f"{_s(p['first']['sha256_s'])} here; zoo pays it on the first load of a file's state, on the one in-memory "
+              "copy it then loads, overlapped with the model's build in `create`; later loads of the unchanged file "
+              "(same inode, size, mtime and ctime, which an in-place edit cannot restore) skip it through a marker in "
+              "ZOO_CACHE_DIR/verified. "
               f"In a fresh process the first pinned load took {_s(p['first']['zoo_pinned_call1'])}, the second "
               f"{_s(p['first']['zoo_pinned_call2'])}.",
               "* First pull over the local hub (cold Hub cache, incl. build and verify): "

@@ -34,7 +34,7 @@ from zoo.task import package_dir
 
 __all__ = ["TextCorpus", "tokenize", "split_sentences", "gensim_data", "wiki_corpus_path", "load_corpus",
            "load_word_pairs", "load_analogies", "load_lee_similarity", "load_wiki_articles", "wiki_split",
-           "WORD_CORPORA", "WORD_PAIRS", "stdlib_docstrings", "WIKI_TEST_ARTICLES", "WIKI_SPLIT_SEED"]
+           "WORD_CORPORA", "WORD_PAIRS", "stdlib_docstrings", "wiki_retrieval_set", "WIKI_TEST_ARTICLES", "WIKI_SPLIT_SEED"]
 
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)*|[0-9]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -161,6 +161,16 @@ def wiki_split(n_test: int = WIKI_TEST_ARTICLES) -> tuple[np.ndarray, np.ndarray
     n = len(load_wiki_articles())
     perm = np.random.default_rng(WIKI_SPLIT_SEED).permutation(n)
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])
+
+
+@cache
+def wiki_retrieval_set(limit: int | None = None) -> tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]]:
+    """Sentence mode's retrieval: (queries, leads, target lead of each query) over the test articles (the first
+    ``limit`` of them when given): each test article with a description asks for its own lead among all test leads."""
+    arts = load_wiki_articles()
+    test = wiki_split()[1][:limit]
+    asked = tuple(k for k, i in enumerate(test) if arts[i].get("description"))
+    return tuple(arts[test[k]]["description"] for k in asked), tuple(arts[i]["extract"] for i in test), asked
 
 
 # stdlib folders left out of the ``stdlib`` corpus: the test suite, IDLE, 2to3's grammar and fixers, demos, installers

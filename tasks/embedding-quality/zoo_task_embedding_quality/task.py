@@ -59,6 +59,7 @@ from .data import (
     load_lee_similarity,
     load_wiki_articles,
     load_word_pairs,
+    wiki_retrieval_set,
     wiki_split,
 )
 
@@ -157,9 +158,8 @@ def sentence_scores(model: Any, *, wiki: bool = True, probe_train: int = PROBE_T
     out["topic_acc"] = M.probe_accuracy(_embed(model, [arts[i]["extract"] for i in probe_ids]),
                                         [label[arts[i]["topic"]] for i in probe_ids], test_x,
                                         [label[arts[i]["topic"]] for i in test_ids], seed=seed)
-    asked = [k for k, i in enumerate(test_ids) if arts[i].get("description")]
-    q = _embed(model, [arts[test_ids[k]]["description"] for k in asked])
-    out.update(M.retrieval_scores(q, test_x, asked))
+    queries, _, asked = wiki_retrieval_set()
+    out.update(M.retrieval_scores(_embed(model, list(queries)), test_x, list(asked)))
     return out
 
 
