@@ -393,16 +393,26 @@ def _build_for_weights(spec: ModelSpec, plugin_id: str, args: dict[str, Any], ov
     """``_build`` for a model whose every parameter and persistent buffer a strict load is about to overwrite.
 
     The random initialisation is skipped (``_SkipInit``) when that is safe: every tensor an initialiser was
-    skipped on must be the whole storage of a parameter or persistent buffer (which the strict load then fills).
-    An initialiser applied to anything else (a non-persistent buffer, a slice, a tensor kept outside the state
-    dict) means the build is redone with the real initialisers, so nothing the weights do not cover is left unset.
+    skipped on must be the whole storage of a parameter or persistent buffer (which the strict load then fills),
+    and the model must keep no tensor the load does not fill (a non-persistent buffer, a tensor attribute) that
+    the builder could have derived from the values it drew. Otherwise, and when the builder fails on values it
+    did not draw (an SVD of uninitialised memory), the build is redone with the real initialisers, so nothing
+    the weights do not cover is left unset or derived from garbage.
     """
     try:
         import torch  # noqa: F401 - the builders need it anyway; without it there is nothing to skip
     except ImportError:
         return _build(spec, plugin_id, args, overrides, where)
-    with _SkipInit.active() as skipped:
-        model = _build(spec, plugin_id, args, overrides, where)
+    try:
+        with _SkipInit.active() as skipped:
+            model = _build(spec, plugin_id, args, overrides, where)
+    except Exception as exc:  # noqa: BLE001 - built again with its init: a real builder error is raised from there
+        log.debug("%s failed to build without its init (%s: %s); building it with its init", spec.name,
+                  type(exc).__name__, exc)
+        return _build(spec, plugin_id, args, overrides, where)
+    if skipped and _keeps_unloaded_tensors(model):
+        log.debug("%s keeps tensors outside its state dict; building it again with its init", spec.name)
+        return _build(spec, plugin_id, args, overrides, where)
     if skipped:
         state = getattr(model, "state_dict", None)
         whole = {t.untyped_storage().data_ptr() for t in (state().values() if callable(state) else ())
@@ -413,6 +423,19 @@ def _build_for_weights(spec: ModelSpec, plugin_id: str, args: dict[str, Any], ov
                       spec.name)
             return _build(spec, plugin_id, args, overrides, where)
     return model
+
+
+def _keeps_unloaded_tensors(model) -> bool:
+    """True if a module holds a tensor a strict load does not fill: a non-persistent buffer or a tensor attribute."""
+    import torch
+
+    modules = model.modules() if isinstance(model, torch.nn.Module) else ()
+    for m in modules:
+        if getattr(m, "_non_persistent_buffers_set", None):
+            return True
+        if any(isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter) for v in vars(m).values()):
+            return True
+    return False
 
 
 def _spec_for_config(cfg: dict[str, Any], where: str) -> tuple[ModelSpec, str]:
