@@ -127,23 +127,7 @@ def orchestrate(a) -> None:
     with tempfile.TemporaryDirectory(prefix="zoo-peer-w2v-") as tmp:
         tmpd = Path(tmp)
         base = {"dir": tmp, "tokens": str(tmpd / "tokens.json"), "corpus": corpus, "settings": settings}
-        f = tmpd / "prep.json"
-        f.write_text(json.dumps(base))
-        prep = peerlib.run_side(peerlib.OURS_PYTHON, __file__, "prep", f)
-
-        def side(python: str, name: str):
-            def run(r: int) -> dict:
-                f = tmpd / f"in-{name}-{r}.json"
-                f.write_text(json.dumps({**base, "seed": r}))
-                out = peerlib.run_side(python, __file__, name, f)
-                log.info("round %d %s: %.2f s (training %.2f s)", r, name, out["seconds"], out["train_s"])
-                return out
-            return run
-
-        runs = peerlib.interleave({"ours": side(peerlib.OURS_PYTHON, "ours"), "peer": side(peer_py, "peer")}, rounds)
-        f = tmpd / "score.json"
-        f.write_text(json.dumps({**base, "seeds": list(range(rounds))}))
-        scores = peerlib.run_side(peerlib.OURS_PYTHON, __file__, "score", f)
+        prep, runs, scores = peerlib.prep_rounds_score(__file__, peer_py, base, tmpd, rounds)
     log.info("measured in %.0f s", time.perf_counter() - t_start)
     ver_ours = peerlib.versions(peerlib.OURS_PYTHON, ["numba", "numpy", "zoo-nn", "zoo-word2vec"])
     ver_peer = peerlib.versions(peer_py, [PEER, "numpy", "scipy"])

@@ -131,6 +131,30 @@ def interleave(sides: dict[str, Callable[[int], dict]], rounds: int) -> dict[str
     return out
 
 
+def prep_rounds_score(script: str | Path, peer_python: str, base: dict, folder: Path, rounds: int
+                      ) -> tuple[dict, dict[str, list[dict]], dict]:
+    """The usual three phases of a pair: side ``prep`` (ours) on ``base``; ``rounds`` interleaved rounds of sides
+    ``ours`` and ``peer`` (``base`` plus ``seed`` = round, each in its own environment); side ``score`` (ours) on
+    ``base`` plus ``seeds``. Inputs go through JSON files in ``folder``. Returns (prep, runs by side, scores)."""
+    f = folder / "prep.json"
+    f.write_text(json.dumps(base))
+    prep = run_side(OURS_PYTHON, script, "prep", f)
+
+    def side(python: str, name: str) -> Callable[[int], dict]:
+        def run(r: int) -> dict:
+            f = folder / f"in-{name}-{r}.json"
+            f.write_text(json.dumps({**base, "seed": r}))
+            out = run_side(python, script, name, f)
+            log.info("round %d %s: %.2f s (training %.2f s)", r, name, out["seconds"], out["train_s"])
+            return out
+        return run
+
+    runs = interleave({"ours": side(OURS_PYTHON, "ours"), "peer": side(peer_python, "peer")}, rounds)
+    f = folder / "score.json"
+    f.write_text(json.dumps({**base, "seeds": list(range(rounds))}))
+    return prep, runs, run_side(OURS_PYTHON, script, "score", f)
+
+
 def write_section(key: str, markdown: str) -> None:
     """Put ``markdown`` as the section ``key`` of the peers block of RESULTS.md (replacing an older one).
 
