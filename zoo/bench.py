@@ -20,6 +20,7 @@ import logging
 import math
 import time
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ def models_of(task: str) -> list[str]:
     return sorted(name for name, (spec, _) in registry.catalog().models.items() if spec.task == task)
 
 
+@cache  # one plugin can hold dozens of a task's models (activation-catalog: 51): its files are read once
 def _dist_key(plugin_id: str) -> dict[str, str]:
     """The model's distribution, version and a digest of its installed files (code, data, shipped weights)."""
     from importlib import metadata
