@@ -364,6 +364,10 @@ def write_markdown(r: dict, path: Path, plot_name: str | None) -> None:
     start, end = "<!-- peers:start -->", "<!-- peers:end -->"
     if start in old and end in old:
         L += ["", old[old.index(start):old.index(end) + len(end)], ""]
+    # so is the GPU section, written from benchmarks/gpu/run.sh's log when a GPU machine is lent
+    start, end = "<!-- gpu:start -->", "<!-- gpu:end -->"
+    if start in old and end in old:
+        L += ["", old[old.index(start):old.index(end) + len(end)], ""]
     path.write_text("\n".join(L))
 
 

@@ -17,7 +17,7 @@ BUILTIN = {  # what a caller who does not know zoo would catch
     "WeightsNotFound": FileNotFoundError, "WeightsCorrupt": ValueError, "WeightsMismatch": RuntimeError,
     "DownloadFailed": OSError, "PushFailed": OSError, "UnsafeConfig": ValueError, "NotAZooConfig": ValueError,
     "TaskNotFound": KeyError,
-    "ClaimNotFound": LookupError,
+    "ClaimNotFound": LookupError, "DeviceUnavailable": RuntimeError,
 }
 
 

@@ -28,6 +28,8 @@ _LAZY = {
     "WeightsCorrupt": "zoo.errors", "UnsafeConfig": "zoo.errors", "TaskNotFound": "zoo.errors",
     "WeightsMismatch": "zoo.errors", "DownloadFailed": "zoo.errors", "UnknownArgument": "zoo.errors",
     "NotAZooModel": "zoo.errors", "ClaimNotFound": "zoo.errors", "NotAZooConfig": "zoo.errors", "PushFailed": "zoo.errors",
+    "DeviceUnavailable": "zoo.errors",
+    "DeviceUnavailable": "zoo.errors",
     # model creation and the Hub (torch, when called)
     "create": "zoo.factory", "save_pretrained": "zoo.factory", "push_to_hub": "zoo.factory",
     "Provenance": "zoo.factory", "evaluate": "zoo.evaluation",
@@ -59,6 +61,7 @@ if TYPE_CHECKING:  # static imports for IDEs and type checkers
     from .claims import Check, Claim, ClaimResult, Row, reproduce  # noqa: F401
     from .errors import (  # noqa: F401
         ClaimNotFound,
+        DeviceUnavailable,
         DownloadFailed,
         ModelNotFound,
         NotAZooConfig,

@@ -96,7 +96,7 @@ def run_model(model: str, task: str, protocol: dict[str, Any]) -> tuple[dict[str
     runs, base_runs, t0 = [], {}, time.perf_counter()
     for seed in protocol["seeds"]:
         res = evaluate(model, task, steps=protocol.get("steps"), budget_s=protocol.get("budget_s"), seed=seed,
-                       pretrained=False, **protocol.get("options", {}))
+                       pretrained=False, device=protocol.get("device"), **protocol.get("options", {}))
         runs.append(_numbers(res.metrics))
         for name, m in res.baselines.items():
             base_runs.setdefault(name, []).append(_numbers(m))
@@ -149,8 +149,10 @@ def leaderboard_path(task: str, folder: str | Path | None = None) -> Path:
 
 def bench(task: str, *, models: Sequence[str] | None = None, quick: bool = False, seeds: Sequence[int] | None = None,
           steps: int | None = None, budget_s: float | None = None, options: dict[str, Any] | None = None,
-          out_dir: str | Path | None = None, force: bool = False, command: str | None = None) -> dict[str, Any]:
-    """Run the leaderboard of ``task`` and write it; return its data (on every rank under torchrun)."""
+          out_dir: str | Path | None = None, force: bool = False, command: str | None = None,
+          device: str | None = None) -> dict[str, Any]:
+    """Run the leaderboard of ``task`` and write it; return its data (on every rank under torchrun). ``device``
+    (``"cuda"``: under torchrun each rank's own GPU) is part of the protocol, so a row run elsewhere is rerun."""
     import yaml
 
     from .task import distributed, solo
@@ -169,6 +171,11 @@ def bench(task: str, *, models: Sequence[str] | None = None, quick: bool = False
     protocol = {"seeds": list(seeds if seeds is not None else QUICK["seeds"] if quick else SEEDS),
                 "steps": steps if steps is not None else (QUICK["steps"] if quick else None),
                 "budget_s": budget_s, "options": dict(options or {}), "quick": quick}
+    if device is not None and device != "cpu":  # CPU rows keep the keys they had before devices were an option
+        from .task import resolve_device
+
+        resolve_device(device)  # fail before any model runs
+        protocol["device"] = str(device)
     path = leaderboard_path(task, out_dir)
     old = yaml.safe_load(path.read_text()) if path.is_file() else None
     kept = {r["model"]: r for r in (old or {}).get("rows", []) if not r.get("baseline")}

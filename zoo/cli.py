@@ -112,16 +112,19 @@ def cmd_plugins(a: argparse.Namespace) -> int:
 
 
 def _summary(model) -> dict[str, Any]:
+    from .task import model_device
+
     prov = model.zoo
     return {"id": prov.id, "parameters": sum(p.numel() for p in model.parameters()), "plugin": prov.plugin,
             "version": prov.plugin_version, "config": dict(prov.model_args), "pretrained": prov.pretrained,
-            "repo": prov.repo, "commit": prov.commit, "sha256": prov.sha256, "source": prov.source}
+            "repo": prov.repo, "commit": prov.commit, "sha256": prov.sha256, "source": prov.source,
+            "device": str(model_device(model))}
 
 
 def cmd_create(a: argparse.Namespace) -> int:
     from .factory import create
 
-    model = create(a.name, pretrained=a.pretrained, **_kv(a.set))
+    model = create(a.name, pretrained=a.pretrained, device=a.device, **_kv(a.set))
     _print_json(_summary(model))
     return 0
 
@@ -134,7 +137,7 @@ def cmd_eval(a: argparse.Namespace) -> int:
         kwargs["out_dir"] = a.out
     a.name = _plugin_to_model(a.name, a.task)
     result = evaluate(a.name, task=a.task, steps=a.steps, budget_s=a.budget, seed=a.seed,
-                      pretrained=a.pretrained, progress=_progress(a), model_args=_kv(a.set), **kwargs)
+                      pretrained=a.pretrained, progress=_progress(a), model_args=_kv(a.set), device=a.device, **kwargs)
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun, rank 0 reports
         return 0
     if a.json:
@@ -181,7 +184,7 @@ def cmd_bench(a: argparse.Namespace) -> int:
         out_dir = (reg.parent if reg is not None else Path.cwd()) / "leaderboards"
     command = " ".join(["zoo", "bench", *sys.argv[2:]]) if sys.argv[1:2] == ["bench"] else f"zoo bench {a.task}"
     data = bench(a.task, models=a.models, quick=a.quick, seeds=a.seeds, steps=a.steps, budget_s=a.budget,
-                 options=_kv(a.task_arg, "--task-arg"), out_dir=out_dir, force=a.force, command=command)
+                 options=_kv(a.task_arg, "--task-arg"), out_dir=out_dir, force=a.force, command=command, device=a.device)
     if int(os.environ.get("RANK", "0")) != 0:
         return 0
     if a.json:
@@ -358,6 +361,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("name", help="NAME, NAME.TAG, hf-hub:ORG/REPO[@REV] or local-dir:PATH")
     s.add_argument("--pretrained", action="store_true", help="load its weights (NAME.TAG, hf-hub: and local-dir: always do)")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="builder argument (JSON value)")
+    s.add_argument("--device", help="cpu (default), cuda, cuda:N or mps; under torchrun, cuda is each rank's own GPU")
     s.set_defaults(fn=cmd_create)
 
     s = sub.add_parser("eval", help="evaluate a model on its task, next to the task's baselines")
@@ -373,6 +377,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--task-arg", action="append", metavar="KEY=VALUE",
                    help="task option (JSON value), e.g. mode=inpaint for image_fit; the task's describe() lists them")
     s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.add_argument("--device", help="cpu (default), cuda, cuda:N or mps; under torchrun, cuda is each rank's own GPU")
     s.set_defaults(fn=cmd_eval)
 
     s = sub.add_parser("reproduce", help="measure a plugin's paper claim (--record writes it to registry.yaml)")
@@ -395,6 +400,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="rerun models whose code and protocol did not change")
     s.add_argument("--out", help="folder of the leaderboards (default: leaderboards/ next to registry.yaml)")
     s.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
+    s.add_argument("--device", help="cpu (default), cuda, cuda:N or mps; under torchrun, cuda is each rank's own GPU")
     s.set_defaults(fn=cmd_bench)
 
     s = sub.add_parser("train", help="train a pretrained tag with its recipe")

@@ -23,6 +23,7 @@ __all__ = [
     "NotAZooConfig",
     "TaskNotFound",
     "ClaimNotFound",
+    "DeviceUnavailable",
 ]
 
 
@@ -99,3 +100,7 @@ class TaskNotFound(ZooError, KeyError):
 
 class ClaimNotFound(ZooError, LookupError):
     """The plugin registers no claim for ``zoo reproduce``, or no installed plugin has that id."""
+
+
+class DeviceUnavailable(ZooError, RuntimeError):
+    """A device was asked for (``device=``, ``--device``) that this torch build or machine does not have."""

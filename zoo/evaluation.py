@@ -13,13 +13,14 @@ log = logging.getLogger(__name__)
 
 def evaluate(model_or_name: Any, task: str | None = None, *, budget_s: float | None = None,
              steps: int | None = None, seed: int = 0, pretrained: bool | None = None, progress: bool = False,
-             model_args: dict[str, Any] | None = None, **kwargs: Any):
+             model_args: dict[str, Any] | None = None, device: Any = None, **kwargs: Any):
     """Evaluate a model on a task and return a ``Result`` with the task's baselines beside it.
 
     A name is created first (``pretrained`` defaults to True for ``arch.tag``/``hf-hub:`` names).
     Models without pretrained weights are trained under the task's budget first. ``progress=True``
     shows the task's progress bars (the CLI does on a terminal). ``model_args`` are builder arguments
-    for a name (as in ``zoo.create``); ``kwargs`` are the task's own options.
+    for a name (as in ``zoo.create``); ``kwargs`` are the task's own options. ``device`` (``"cuda"``, ...) moves the
+    model there first; the task puts its data and baselines where the model is (``zoo.task.model_device``).
 
     >>> r = zoo.evaluate("derf_vit", steps=100)  # doctest: +SKIP
     >>> print(r.table("derf_vit"))               # doctest: +SKIP
@@ -33,11 +34,15 @@ def evaluate(model_or_name: Any, task: str | None = None, *, budget_s: float | N
         import torch
 
         torch.manual_seed(seed)  # the same initialisation in every process (and under torchrun, every rank)
-        model = create(name, pretrained=pretrained, **(model_args or {}))
+        model = create(name, pretrained=pretrained, device=device, **(model_args or {}))
     else:
         if model_args:
             raise ZooError("model_args= builds a model from a name; this model is already built")
         model = model_or_name
+        if device is not None:
+            from .task import resolve_device
+
+            model = model.to(resolve_device(device))
     prov = getattr(model, "zoo", None)
     task = task or getattr(prov, "task", None)
     if task is None:
@@ -50,7 +55,7 @@ def evaluate(model_or_name: Any, task: str | None = None, *, budget_s: float | N
         # the task may need a fresh copy at another size (formula inputs, graph nodes): it never imports
         # the factory, so it gets this callable instead
         def rebuild(**overrides: Any):
-            return create(prov.name, **{**dict(prov.model_args), **overrides})
+            return create(prov.name, device=device, **{**dict(prov.model_args), **overrides})
         kwargs.setdefault("rebuild", rebuild)
     if kwargs.get("out_dir") is not None and "out_dir" not in params:
         raise ZooError(f"task {task} writes no figures, so it takes no out_dir (--out); tasks that do: "

@@ -463,7 +463,7 @@ def _spec_for_config(cfg: dict[str, Any], where: str) -> tuple[ModelSpec, str]:
 
 
 def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, cast_weights: bool = False,
-           **overrides: Any):
+           device: Any = None, **overrides: Any):
     """Build a model by name, optionally with pretrained weights.
 
     Args:
@@ -473,6 +473,8 @@ def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, c
             config.json). ``arch.tag`` always loads its weights.
         allow_pickle: accept a pickle checkpoint in ``local-dir:`` (loaded with weights_only=True).
         cast_weights: convert weights stored in another dtype than the model's (refused otherwise).
+        device: where the model lives (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``, a ``torch.device``); checked
+            before anything is built or fetched. Weights are checked and loaded on the CPU, then moved.
         **overrides: builder arguments, checked against the builder's signature.
 
     Raises:
@@ -480,12 +482,22 @@ def create(name: str, pretrained: bool = False, *, allow_pickle: bool = False, c
         UnknownArgument: an override the builder does not take, or a plain value of the wrong type.
         UnsafeConfig: a config.json asks for what zoo never does, or for a model above ``ZOO_MAX_PARAMS``.
         WeightsNotFound, WeightsCorrupt, WeightsMismatch, DownloadFailed: the weights cannot be had or used.
+        DeviceUnavailable: ``device`` is not a device name, or this torch build or machine does not have it.
 
     >>> import zoo
     >>> model = zoo.create("derf_vit", depth=2)  # doctest: +SKIP
     >>> model.zoo.pretrained                    # doctest: +SKIP
     False
     """
+    if device is None:
+        return _create(name, pretrained, allow_pickle, cast_weights, overrides)
+    from .task import resolve_device
+
+    dev = resolve_device(device)  # a bad device fails before a build or a download
+    return _create(name, pretrained, allow_pickle, cast_weights, overrides).to(dev)
+
+
+def _create(name: str, pretrained: bool, allow_pickle: bool, cast_weights: bool, overrides: dict[str, Any]):
     source, ident, extra = registry.parse_model_name(name)
     if source == "hf-hub":
         return _create_from_hub(ident, weights.check_revision(extra or "main"), pretrained, overrides, cast_weights)

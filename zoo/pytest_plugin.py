@@ -178,6 +178,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="fail any network connection off loopback")
     group.addoption("--no-zoo-socket-guard", dest="zoo_socket_guard", action="store_false",
                     help="allow connections off loopback even in hermetic mode")
+    group.addoption("--zoo-device", dest="zoo_device", default=None, metavar="DEVICE",
+                    help="also run the conformance kit on DEVICE (cuda, cuda:N, mps): sets ZOO_TEST_DEVICE")
     parser.addini("zoo_hub", "auto (on for projects that declare zoo entry points), true or false", default="auto")
     parser.addini("zoo_socket_guard", "auto (on with the hub), true or false", default="auto")
 
@@ -229,6 +231,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     if guard or (guard is None and hub):
         guard_sockets()
     early_config.stash[_GUARD_CHOSEN] = guard
+    device = getattr(early_config.known_args_namespace, "zoo_device", None)
+    if device:
+        os.environ["ZOO_TEST_DEVICE"] = device  # read by zoo.testing.check_model
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -317,3 +317,58 @@ class torch_threads:
         import torch
 
         torch.set_num_threads(self.before)
+
+
+def resolve_device(device: Any) -> Any:
+    """``device`` (a ``torch.device``, ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``...) checked against this torch
+    build and machine, as a ``torch.device``. Under ``torchrun`` a bare ``"cuda"`` is this process's GPU
+    (``LOCAL_RANK``), as NCCL expects one GPU per rank. A malformed name or a device that is not there raises
+    ``DeviceUnavailable`` naming what exists, before anything is built."""
+    import os
+
+    import torch
+
+    from .errors import DeviceUnavailable
+
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise DeviceUnavailable(f"{device!r} is not a device name ({exc}); use 'cpu', 'cuda', 'cuda:N' or 'mps'") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise DeviceUnavailable(
+                f"device {str(dev)!r} asked for, but this torch ({torch.__version__}) sees no CUDA GPU; use device='cpu' "
+                f"(the default), or install a CUDA build of torch on a machine with a GPU")
+        if dev.index is None and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        elif dev.index is None:
+            dev = torch.device("cuda", torch.cuda.current_device())
+        if dev.index >= torch.cuda.device_count():
+            raise DeviceUnavailable(f"device {str(dev)!r} asked for, but this machine has {torch.cuda.device_count()} "
+                                    f"CUDA device(s): cuda:0 to cuda:{torch.cuda.device_count() - 1}")
+    elif dev.type == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
+        raise DeviceUnavailable("device 'mps' asked for, but this torch sees no Apple GPU; use device='cpu'")
+    elif dev.type not in ("cpu", "cuda", "mps"):
+        raise DeviceUnavailable(f"device {str(dev)!r}: zoo runs models on 'cpu', 'cuda' or 'mps'")
+    return dev
+
+
+def model_device(model: nn.Module) -> Any:
+    """The device a task runs ``model`` on: that of its first parameter or buffer (CPU for a module with neither).
+
+    Tasks never take a device option of their own: ``zoo.evaluate(..., device=)`` moves the model, and a task puts
+    its data and its baselines where the model is (``to_model_device``)."""
+    import torch
+
+    for t in model.parameters():
+        return t.device
+    for t in model.buffers():
+        return t.device
+    return torch.device("cpu")
+
+
+def to_model_device(model: nn.Module, *tensors: Any) -> Any:
+    """``tensors`` moved to ``model_device(model)`` (one tensor for one argument, else a tuple); a no-op on CPU."""
+    dev = model_device(model)
+    out = tuple(t.to(dev) if t is not None and t.device != dev else t for t in tensors)
+    return out[0] if len(out) == 1 else out

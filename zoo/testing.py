@@ -169,7 +169,8 @@ def _use_hub(hub: bool | None) -> bool:
         "HF_ENDPOINT whatever it is")
 
 
-def check_model(name: str, *, overrides: dict[str, Any] | None = None, hub: bool | None = None) -> None:
+def check_model(name: str, *, overrides: dict[str, Any] | None = None, hub: bool | None = None,
+                device: Any = None) -> None:
     """Run every conformance check on one model (see the module docstring).
 
     Args:
@@ -177,8 +178,14 @@ def check_model(name: str, *, overrides: dict[str, Any] | None = None, hub: bool
         overrides: small builder arguments, to keep the checks fast.
         hub: push and pull through ``HF_ENDPOINT``; None: when it is a local hub (else fail with a hint),
             False: skip the round trip.
+        device: also check the model on this device (``"cuda"``; default ``$ZOO_TEST_DEVICE``, which ``pytest
+            --zoo-device`` sets): ``create(device=)`` gives the CPU build's
+            weights there, its forward on the example input (moved there) keeps the task's contract and agrees
+            with the CPU forward to float tolerance, and ``save_pretrained`` from the device writes the same state.
     """
     overrides = dict(overrides or {})
+    if device is None:  # `pytest --zoo-device cuda` runs every plugin's own conformance test on a GPU too
+        device = os.environ.get("ZOO_TEST_DEVICE") or None
     use_hub = _use_hub(hub)
     model = _build(name, overrides)
     prov = model.zoo
@@ -219,9 +226,56 @@ def check_model(name: str, *, overrides: dict[str, Any] | None = None, hub: bool
             _step(f"{name}: the forward contract of task {prov.task}", resolve_target(spec.check_output), model, out)
         for what, copy in copies.items():
             assert_same_outputs(out, _step(f"{name}: forward of the {what}", _run, copy, x), f"{name}: {what}")
+    if device is not None:
+        _check_device(name, overrides, state, x, out if x is not None else None, device)
 
 
-def check_plugin(plugin_id: str, *, overrides: dict[str, dict[str, Any]] | None = None, hub: bool | None = None) -> None:
+def _to(x: Any, device: Any) -> Any:
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        return x.to(device)
+    if isinstance(x, tuple):
+        return tuple(_to(v, device) for v in x)
+    return x
+
+
+def _check_device(name: str, overrides: dict[str, Any], state: dict, x: Any, out: Any, device: Any) -> None:
+    """The model on ``device``: the same seeded weights, the task's contract, the CPU's outputs to float tolerance."""
+    import torch
+
+    torch.manual_seed(0)
+    model = _step(f"{name}: create({name!r}, device={device!r})", create, name, device=device, **overrides).eval()
+    where = {t.device.type for t in [*model.parameters(), *model.buffers()]}
+    want = torch.device(device).type
+    _require(where <= {want}, f"{name}: create(device={device!r}) left tensors on {sorted(where - {want})}")
+    assert_same_state(state, model, f"{name}: create(device={device!r}) (seeded, compared on the CPU)")
+    if x is not None:
+        got = _step(f"{name}: forward on {device} (example input moved there)", _run, model, _to(x, device))
+        spec = registry.task(model.zoo.task)
+        if spec.check_output:
+            _step(f"{name}: the forward contract of task {model.zoo.task} on {device}",
+                  resolve_target(spec.check_output), model, got)
+        fa, fb = _flatten(out), _flatten(got)
+        _require(len(fa) == len(fb), f"{name}: outputs on {device} differ in structure from the CPU's")
+        for i, (a, b) in enumerate(zip(fa, fb, strict=True)):
+            _require(b.device.type == want, f"{name}: output tensor {i} came back on {b.device}, not {device}")
+            if a.is_floating_point():
+                # kernels differ between devices (TF32 off, but reduction orders are not the CPU's)
+                _require(torch.allclose(a.float(), b.float().cpu(), rtol=1e-3, atol=1e-4),
+                         f"{name}: output tensor {i} on {device} differs from the CPU's by "
+                         f"{float((a.float() - b.float().cpu()).abs().max()):.3g}")
+            else:
+                _require(torch.equal(a, b.cpu()), f"{name}: output tensor {i} on {device} differs from the CPU's")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = _step(f"{name}: save_pretrained from {device}", save_pretrained, model, os.path.join(tmp, "saved"))
+        loaded = _step(f"{name}: create('local-dir:...', pretrained=True) of the {device} save", create,
+                       f"local-dir:{folder}", pretrained=True)
+    assert_same_state(state, loaded, f"{name}: save_pretrained on {device} -> local-dir: round trip")
+
+
+def check_plugin(plugin_id: str, *, overrides: dict[str, dict[str, Any]] | None = None, hub: bool | None = None,
+                 device: Any = None) -> None:
     """Check that the plugin loaded cleanly and run ``check_model`` on each of its models.
 
     ``overrides`` maps a model name to small builder arguments, to keep the checks fast; ``hub`` is passed
@@ -239,4 +293,4 @@ def check_plugin(plugin_id: str, *, overrides: dict[str, dict[str, Any]] | None 
     if claim is not None:
         _step(f"plugin {plugin_id}: importing its reproduce entry point {claim.reproduce}", resolve_target, claim.reproduce)
     for name in status.models:
-        check_model(name, overrides=(overrides or {}).get(name), hub=hub)
+        check_model(name, overrides=(overrides or {}).get(name), hub=hub, device=device)

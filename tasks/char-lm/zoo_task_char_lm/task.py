@@ -40,7 +40,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from zoo.task import Result, count_params, run_budget
+from zoo.task import Result, count_params, model_device, run_budget, to_model_device
 from zoo_nn.gpt import GPT, hidden_hooks
 
 log = logging.getLogger(__name__)
@@ -200,7 +200,7 @@ def train(model: nn.Module, data: Data | None = None, steps: int | None = DEFAUL
     >>> fig["steps"]
     2
     """
-    train_ids = _data(data)[0]
+    train_ids = to_model_device(model, _data(data)[0])
     t = _block(model, block_size)
     g = torch.Generator().manual_seed(seed)
     groups = model.optim_groups(weight_decay) if hasattr(model, "optim_groups") else model.parameters()
@@ -219,7 +219,7 @@ def train(model: nn.Module, data: Data | None = None, steps: int | None = DEFAUL
     def step(i: int) -> float:
         start = torch.randint(len(train_ids) - t - 1, (batch_size,), generator=g)
         idx = start[:, None] + torch.arange(t + 1)
-        chunk = train_ids[idx]
+        chunk = train_ids[idx.to(train_ids.device)]
         logits = model(chunk[:, :-1])
         loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), chunk[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
@@ -255,7 +255,7 @@ def val_loss(model: nn.Module, data: Data | torch.Tensor | None = None, block_si
     ``block_size`` characters (the model's) are scored (None, the default: the whole split).
     """
     t = _block(model, block_size)
-    ids = _windows(_val_ids(data), t, max_windows)
+    ids = to_model_device(model, _windows(_val_ids(data), t, max_windows))
     x, y = ids[:-1].view(-1, t), ids[1:].view(-1, t)
     model.eval()
     total = 0.0
@@ -279,7 +279,7 @@ def activation_sparsity(model: nn.Module, data: Data | torch.Tensor | None = Non
     ([0, 1], True)
     """
     t = _block(model, block_size)
-    ids = _windows(_val_ids(data), t, max_windows)
+    ids = to_model_device(model, _windows(_val_ids(data), t, max_windows))
     model.eval()
     zero = {i: 0 for i in range(len(model.mlps()))}
     count = {i: 0 for i in zero}
@@ -362,7 +362,7 @@ def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | No
     metrics.update(_metrics(model, data))
     results = {}
     for name in baselines:
-        base = build_baseline(name, seed=seed, **size)
+        base = build_baseline(name, seed=seed, **size).to(model_device(model))
         m = {"params": float(count_params(base))}
         m.update(train(base, data, steps=steps, budget_s=budget_s, seed=seed, progress=f"train {name}" if progress else None,
                        **train_kw))

@@ -32,7 +32,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from zoo.task import Result, all_reduce_sum, count_params, distributed, match_width, run_budget, shard
+from zoo.task import (Result, all_reduce_sum, count_params, distributed, match_width, model_device, run_budget, shard,
+                      to_model_device)
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +167,7 @@ def train(model: nn.Module, *, steps: int | None = DEFAULT_STEPS, budget_s: floa
           data: tuple | None = None, dataset: str = "digits") -> dict[str, float]:
     """Train ``model`` in place on the training split of ``dataset`` (or the caller's ``data``); return loss
     and timing figures. Weight decay applies to the parameters ``decays`` selects (``param_groups``)."""
-    x, y = (data or _split(dataset))[:2]
+    x, y = to_model_device(model, *(data or _split(dataset))[:2])
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(param_groups(model, weight_decay), lr=lr, weight_decay=weight_decay)
     total = steps or 10_000
@@ -201,6 +202,7 @@ def accuracy(model: nn.Module, x: torch.Tensor | None = None, y: torch.Tensor | 
     """
     if x is None:
         _, _, x, y = _split(dataset)
+    x, y = to_model_device(model, x, y)
     rank, world = distributed()
     part = range(len(y))[shard(len(y), rank, world)]
     model.eval()
@@ -338,7 +340,8 @@ def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | No
         raise ValueError(f"{NAME}: baseline_params must be 'model', a parameter count or None, got {baseline_params!r}")
     budget = {"steps": steps, "budget_s": budget_s, "seed": seed, "dataset": dataset, **train_kw}
     metrics = fit(model, train_model=train_model, progress=f"train {NAME}" if progress else None, **budget)
-    results = {name: fit(build_baseline(name, params=size, seed=seed), progress=f"train {name}" if progress else None,
+    dev = model_device(model)  # the baselines run where the model runs
+    results = {name: fit(build_baseline(name, params=size, seed=seed).to(dev), progress=f"train {name}" if progress else None,
                          **budget)
                for name in baselines}
     for name, row in results.items():

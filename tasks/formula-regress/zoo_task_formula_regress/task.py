@@ -40,7 +40,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from zoo.task import Result, count_params, match_width, run_budget, torch_threads
+from zoo.task import Result, count_params, match_width, model_device, run_budget, to_model_device, torch_threads
 from zoo_nn.kan import KAN
 
 log = logging.getLogger(__name__)
@@ -240,8 +240,9 @@ def check_output(model: nn.Module, output: Any) -> None:
 def relative_rmse(model: nn.Module, data: FormulaData) -> float:
     """``RMSE / std(y)`` on the test points."""
     model.eval()
-    err = (model(data.x_test) - data.y_test).pow(2).mean().sqrt()
-    return float(err / data.y_test.std(unbiased=False))
+    x, y = to_model_device(model, data.x_test, data.y_test)
+    err = (model(x) - y).pow(2).mean().sqrt()
+    return float(err / y.std(unbiased=False))
 
 
 def train(model: nn.Module, data: FormulaData, *, steps: int | None = DEFAULT_STEPS, lr: float = DEFAULT_LR,
@@ -258,7 +259,7 @@ def train(model: nn.Module, data: FormulaData, *, steps: int | None = DEFAULT_ST
     loss_fn = getattr(model, "loss", nn.functional.mse_loss)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps or 10_000)
-    x, y = data.x_train, data.y_train
+    x, y = to_model_device(model, data.x_train, data.y_train)
     model.train()
 
     def step(i: int) -> float:
@@ -333,7 +334,7 @@ def instantiate(model: nn.Module, in_features: int, seed: int = 0,
     the module when it takes that many inputs, else None."""
     if rebuild is not None:
         torch.manual_seed(seed)
-        return rebuild(in_features=in_features)
+        return rebuild(in_features=in_features).to(model_device(model))
     return copy.deepcopy(model) if getattr(model, "in_features", None) == in_features else None
 
 
@@ -463,7 +464,7 @@ def evaluate(model: nn.Module, *, formula: FormulaLike | Sequence[FormulaLike] |
             continue
         per[name] = fit(m, data, train_model=train_model, progress=f"train model on {name}" if progress else None, **kw)
         for b in baselines:
-            base = build_baseline(b, params=int(per[name]["params"]), in_features=d, seed=seed)
+            base = build_baseline(b, params=int(per[name]["params"]), in_features=d, seed=seed).to(model_device(m))
             per_base[b][name] = fit(base, data, progress=f"train {b} on {name}" if progress else None, **kw)
     if not per:
         raise ValueError(f"{NAME}: no formula could be evaluated; give the model zoo provenance or in_features")

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from zoo.task import Result
+from zoo.task import Result, model_device, to_model_device
 
 # the data API, re-exported: task.load_graph, task.GraphData, ... (data.py holds it)
 from .data import (
@@ -287,7 +287,7 @@ def _sized(model: nn.Module, num_nodes: int, rebuild: Callable[..., nn.Module] |
     if rebuild is None or prov is None or prov.pretrained:
         raise ValueError(f"{NAME}: the model has {have} nodes, the graph {num_nodes}; build it with num_nodes={num_nodes}")
     log.info("rebuilding %s with num_nodes=%d (was %d) for this graph", prov.name, num_nodes, have)
-    return rebuild(num_nodes=num_nodes)
+    return rebuild(num_nodes=num_nodes).to(model_device(model))
 
 
 def _fit(model: nn.Module, data: GraphData, train_model: bool, seed: int, fit_kw: dict) -> dict[str, float]:
@@ -378,6 +378,8 @@ def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | No
         model = _sized(model, n, rebuild)
         fig = _fit(model, closure, train_model, seed, fit_kw)
         dist = getattr(model, "distance", None)
+        if dist is not None:  # node ids go where the model is; reconstruction reads the distances back on the CPU
+            dist = lambda i, j, f=dist, m=model: f(*to_model_device(m, i, j))  # noqa: E731
         metrics = {**fig, **reconstruction(dist if dist is not None else model.embeddings(), edges, num_nodes=n)}
         base = {}
         if "spectral" in baselines:

@@ -47,14 +47,14 @@ import inspect
 import logging
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
-from zoo.task import Result, count_params, match_params, run_budget
+from zoo.task import Result, count_params, match_params, model_device, run_budget
 from zoo_nn.inr import FourierFeatureMLP, Siren
 
 log = logging.getLogger(__name__)
@@ -199,6 +199,11 @@ class ImageSignal:
     @property
     def in_features(self) -> int:
         return int(self.coords.shape[-1])
+
+    def to(self, device: Any) -> ImageSignal:
+        """This signal with its tensors on ``device`` (the task runs where the model is)."""
+        return replace(self, **{f.name: getattr(self, f.name).to(device) for f in fields(self)
+                                if isinstance(getattr(self, f.name), torch.Tensor)})
 
     def grid(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Coordinates and values of the whole training-resolution grid (``shape``)."""
@@ -585,7 +590,7 @@ def save_figure(path: str | Path, target: torch.Tensor, recon: torch.Tensor, tit
 
     if target.ndim == 4:  # video: the middle frame
         target, recon = target[target.shape[0] // 2], recon[recon.shape[0] // 2]
-    t, r = target.clamp(0, 1).numpy(), recon.clamp(0, 1).numpy()
+    t, r = target.clamp(0, 1).cpu().numpy(), recon.clamp(0, 1).cpu().numpy()
     if t.ndim == 2:  # a 1-D signal (N, C): curves
         fig, ax = plt.subplots(figsize=(9, 3.3))
         ax.plot(t, color="0.6", label="target")
@@ -678,7 +683,7 @@ def evaluate(model: nn.Module, *, image: str = "camera", size: int | None = None
     size = DEFAULT_SIZE if size is None else size
     t0 = time.perf_counter()
     given = signal is not None
-    signal = signal or make_signal(image, size, mode, gray=gray)
+    signal = (signal or make_signal(image, size, mode, gray=gray)).to(model_device(model))
     _check_channels(model, signal)
     prov = getattr(model, "zoo", None)
     trained = not getattr(prov, "pretrained", False)
@@ -699,7 +704,7 @@ def evaluate(model: nn.Module, *, image: str = "camera", size: int | None = None
         m.update({k: float(v) for k, v in fig.items() if k in ("steps", "seconds_per_step", "final_train_loss")})
     rows[name] = (model, m)
     for b in baselines:
-        base = build_baseline(b, params=params, data=signal, seed=seed)
+        base = build_baseline(b, params=params, data=signal, seed=seed).to(model_device(model))
         bm = {"params": float(count_params(base))}
         fig = fit(base, signal, steps=steps, budget_s=budget_s, lr=base.default_lr, seed=seed, progress=f"fit {b}")
         bm.update({k: float(v) for k, v in fig.items() if k in ("steps", "seconds_per_step", "final_train_loss")})

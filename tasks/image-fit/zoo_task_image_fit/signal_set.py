@@ -36,7 +36,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from zoo.task import Result, count_params, match_params, run_budget
+from zoo.task import Result, count_params, match_params, model_device, run_budget
 
 from .image_fit import coord_grid, psnr
 
@@ -68,6 +68,10 @@ class SignalSet:
     @property
     def channels(self) -> int:
         return int(self.train.shape[-1])
+
+    def to(self, device: Any) -> SignalSet:
+        """This set with its tensors on ``device`` (the task runs where the model is)."""
+        return SignalSet(self.name, self.train.to(device), self.test.to(device), self.coords.to(device))
 
 
 @functools.lru_cache(maxsize=4)
@@ -294,7 +298,7 @@ def evaluate(model: nn.Module, *, dataset: str = "digits", size: int = 16, steps
     if budget_s is not None:
         raise ValueError(f"{NAME} trains by step count; pass steps= instead of budget_s=")
     t0 = time.perf_counter()
-    sset = signal_set or load_set(dataset, size, seed=seed)
+    sset = (signal_set or load_set(dataset, size, seed=seed)).to(model_device(model))
     steps = DEFAULT_STEPS if steps is None else int(steps)
     prov = getattr(model, "zoo", None)
     trained = not getattr(prov, "pretrained", False)
@@ -309,7 +313,7 @@ def evaluate(model: nn.Module, *, dataset: str = "digits", size: int = 16, steps
     rows: dict[str, dict[str, float]] = {}
     for b in baselines:
         base = build_baseline(b, params=max(stored, 1), data=sset, latent_dim=getattr(model, "latent_dim", DEFAULT_LATENT),
-                              seed=seed)
+                              seed=seed).to(model_device(model))
         fig = base.fit(sset, steps=steps, seed=seed, progress=f"fit {b}")
         rows[b] = {"params": float(count_params(base)), "steps": float(fig["steps"]),
                    "seconds_per_step": float(fig["seconds_per_step"]), **score(base, sset)}

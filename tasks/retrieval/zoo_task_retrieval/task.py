@@ -68,7 +68,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from zoo.task import Result, count_params
+from zoo.task import Result, count_params, model_device
 
 from .data import RetrievalData, VectorSets
 from .index import (
@@ -144,8 +144,45 @@ class _EncodeThenExact:
 def as_retriever(model: Any) -> Any:
     """The object whose ``build_index``/``search`` the task calls for ``model``."""
     if hasattr(model, "build_index") and hasattr(model, "search"):
+        return model  # its own index: it places its tensors itself
+    return _EncodeThenExact(_placed(model))
+
+
+def _move(x: Any, device: Any) -> Any:
+    """``x`` (a tensor, ``VectorSets``, dict or sequence of them; texts as they are) on ``device``."""
+    if isinstance(x, torch.Tensor):
+        return x.to(device)
+    if isinstance(x, VectorSets):
+        return VectorSets(x.vectors.to(device), x.offsets.to(device))
+    if isinstance(x, dict):
+        return {k: _move(v, device) for k, v in x.items()}
+    if isinstance(x, (list, tuple)) and x and not isinstance(x[0], str):
+        return type(x)(_move(v, device) for v in x)
+    return x
+
+
+class _Placed:
+    """A model on an accelerator as the task's CPU code sees it: what it encodes or scores goes to its device, and
+    the encodings and scores come back to the CPU (the indexes, faiss and the metrics are CPU code)."""
+
+    _WRAPPED = ("encode_queries", "encode_docs", "score")
+
+    def __init__(self, model: nn.Module, device: Any) -> None:
+        self._model, self._device = model, device
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._model, name)  # AttributeError as the model gives it: hasattr() stays true to the model
+        if name not in self._WRAPPED:
+            return attr
+        return lambda *args, **kw: _move(attr(*_move(args, self._device), **kw), torch.device("cpu"))
+
+
+def _placed(model: Any) -> Any:
+    """``model`` itself on the CPU, else wrapped so the task's CPU code can call it (``_Placed``)."""
+    if not isinstance(model, nn.Module):
         return model
-    return _EncodeThenExact(model)
+    dev = model_device(model)
+    return model if dev.type == "cpu" else _Placed(model, dev)
 
 
 def index_nbytes(index: Any) -> int:
@@ -323,16 +360,18 @@ def train(model: nn.Module, data: RetrievalData, *, steps: int = DEFAULT_STEPS, 
     g = torch.Generator().manual_seed(seed)
     relevant = [sorted(d for d, r in rel.items() if r > 0) for rel in split.qrels]
     opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=lr)
+    dev = model_device(model)
     model.train()
 
     def step(i: int) -> float:
         qi = torch.randperm(split.n_queries, generator=g)[:batch_size].tolist()
         pos = [relevant[q][int(torch.randint(len(relevant[q]), (1,), generator=g))] for q in qi]
         di = sorted(set(pos))
-        target = torch.tensor([di.index(p) for p in pos])
-        ignore = torch.tensor([[d != p and split.qrels[q].get(d, 0) > 0 for d in di] for q, p in zip(qi, pos, strict=True)])
-        q = model.encode_queries(_rows(split.queries, qi))
-        d = model.encode_docs(_rows(split.docs, di))
+        target = torch.tensor([di.index(p) for p in pos], device=dev)
+        ignore = torch.tensor([[d != p and split.qrels[q].get(d, 0) > 0 for d in di] for q, p in zip(qi, pos, strict=True)],
+                              device=dev)
+        q = model.encode_queries(_move(_rows(split.queries, qi), dev))
+        d = model.encode_docs(_move(_rows(split.docs, di), dev))
         if hasattr(model, "loss"):
             loss = model.loss(q, d, target, ignore)
         else:
