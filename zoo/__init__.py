@@ -29,7 +29,6 @@ _LAZY = {
     "WeightsMismatch": "zoo.errors", "DownloadFailed": "zoo.errors", "UnknownArgument": "zoo.errors",
     "NotAZooModel": "zoo.errors", "ClaimNotFound": "zoo.errors", "NotAZooConfig": "zoo.errors", "PushFailed": "zoo.errors",
     "DeviceUnavailable": "zoo.errors",
-    "DeviceUnavailable": "zoo.errors",
     # model creation and the Hub (torch, when called)
     "create": "zoo.factory", "save_pretrained": "zoo.factory", "push_to_hub": "zoo.factory",
     "Provenance": "zoo.factory", "evaluate": "zoo.evaluation",

@@ -32,8 +32,17 @@ from typing import Any
 import torch
 from torch import nn
 
-from zoo.task import (Result, all_reduce_sum, count_params, distributed, match_width, model_device, run_budget, shard,
-                      to_model_device)
+from zoo.task import (
+    Result,
+    all_reduce_sum,
+    count_params,
+    distributed,
+    match_width,
+    model_device,
+    run_budget,
+    shard,
+    to_model_device,
+)
 
 log = logging.getLogger(__name__)
 
