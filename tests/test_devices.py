@@ -92,3 +92,20 @@ def test_conformance_kit_on_the_cpu_as_a_device(monkeypatch):
 def test_digits_on_cuda_trains_where_the_model_is():
     res = zoo.evaluate("fixture_mlp", device="cuda", steps=20, baselines=["mlp-ln-relu"])
     assert res.metrics["accuracy"] > 0.2 and res.baselines["mlp-ln-relu"]["accuracy"] > 0.2
+
+
+def test_example_input_is_given_the_model_when_the_task_asks_for_it(monkeypatch):
+    """Tasks whose models take several input kinds (operator_learn: grids or point sets) get the model checked."""
+    from types import SimpleNamespace
+
+    import zoo.testing as kit
+
+    def by_kind(model=None):
+        return getattr(model, "input_kind", "grid")
+
+    targets = {"t:plain": lambda: "plain", "t:by_kind": by_kind}
+    monkeypatch.setattr(kit, "resolve_target", lambda target, *a: targets[target])
+    monkeypatch.setattr(kit.registry, "task", lambda name: SimpleNamespace(example_input=f"t:{name}"))
+    assert kit.example_input("plain", SimpleNamespace(input_kind="points")) == "plain"
+    assert kit.example_input("by_kind", SimpleNamespace(input_kind="points")) == "points"
+    assert kit.example_input("by_kind") == "grid" and kit.example_input(None) is None

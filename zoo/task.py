@@ -64,7 +64,8 @@ class Task(Protocol):
         ``data`` where its shape depends on the data; unknown names raise ``ValueError`` listing the valid ones."""
 
     def example_input(self) -> Any:
-        """A small input the forward contract accepts (a tensor, or a tuple of positional arguments)."""
+        """A small input the forward contract accepts (a tensor, or a tuple of positional arguments). A task whose
+        models take inputs of several kinds declares ``example_input(model=None)`` and gets the model checked."""
 
     def check_output(self, model: nn.Module, output: Any) -> None:
         """Raise ``AssertionError`` naming what is wrong when ``output`` breaks the forward contract."""

@@ -60,12 +60,24 @@ def check_no_torch_import(module: str) -> None:
              f"{module} must not import heavy modules (listing stays fast): {proc.stderr.strip()[-800:]}")
 
 
-def example_input(task_name: str | None) -> Any:
-    """The task's example input, or None when the model has no task or the task declares none."""
+def example_input(task_name: str | None, model: Any = None) -> Any:
+    """The task's example input, or None when the model has no task or the task declares none.
+
+    A task whose models take different inputs (grid or point-set operators) declares ``example_input(model=None)``
+    and is given the model, to return the input that model's kind takes."""
     if task_name is None:
         return None
     spec = registry.task(task_name)
-    return resolve_target(spec.example_input)() if spec.example_input else None
+    if not spec.example_input:
+        return None
+    fn = resolve_target(spec.example_input)
+    import inspect
+
+    try:
+        takes_model = "model" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: no model argument
+        takes_model = False
+    return fn(model=model) if takes_model else fn()
 
 
 def _run(model, x):
@@ -218,7 +230,7 @@ def check_model(name: str, *, overrides: dict[str, Any] | None = None, hub: bool
         copies["push_to_hub -> hf-hub: round trip"] = pulled
 
     # the task's forward contract, last: every copy above was compared before any forward pass could touch it
-    x = _step(f"{name}: the example input of task {prov.task!r}", example_input, prov.task)
+    x = _step(f"{name}: the example input of task {prov.task!r}", example_input, prov.task, model)
     if x is not None:
         out = _step(f"{name}: forward on the example input of task {prov.task}", _run, model, x)
         spec = registry.task(prov.task)
