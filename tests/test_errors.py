@@ -18,6 +18,7 @@ BUILTIN = {  # what a caller who does not know zoo would catch
     "DownloadFailed": OSError, "PushFailed": OSError, "UnsafeConfig": ValueError, "NotAZooConfig": ValueError,
     "TaskNotFound": KeyError,
     "ClaimNotFound": LookupError, "DeviceUnavailable": RuntimeError,
+    "ToolNotFound": KeyError,
 }
 
 

@@ -28,7 +28,10 @@ _LAZY = {
     "WeightsCorrupt": "zoo.errors", "UnsafeConfig": "zoo.errors", "TaskNotFound": "zoo.errors",
     "WeightsMismatch": "zoo.errors", "DownloadFailed": "zoo.errors", "UnknownArgument": "zoo.errors",
     "NotAZooModel": "zoo.errors", "ClaimNotFound": "zoo.errors", "NotAZooConfig": "zoo.errors", "PushFailed": "zoo.errors",
-    "DeviceUnavailable": "zoo.errors",
+    "DeviceUnavailable": "zoo.errors", "ToolNotFound": "zoo.errors", "ToolSpec": "zoo.specs",
+    "list_tools": "zoo.registry", "tool_info": "zoo.registry",
+    # analysis tools on activations (torch, when called)
+    "ActivationSet": "zoo.activations", "activations": "zoo.activations", "analyze": "zoo.activations",
     # model creation and the Hub (torch, when called)
     "create": "zoo.factory", "save_pretrained": "zoo.factory", "push_to_hub": "zoo.factory",
     "Provenance": "zoo.factory", "evaluate": "zoo.evaluation",
@@ -57,6 +60,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # static imports for IDEs and type checkers
+    from .activations import ActivationSet, activations, analyze  # noqa: F401
     from .claims import Check, Claim, ClaimResult, Row, reproduce  # noqa: F401
     from .errors import (  # noqa: F401
         ClaimNotFound,
@@ -70,6 +74,7 @@ if TYPE_CHECKING:  # static imports for IDEs and type checkers
         PluginNotInstalled,
         PushFailed,
         TaskNotFound,
+        ToolNotFound,
         UnknownArgument,
         UnsafeConfig,
         WeightsCorrupt,
@@ -80,7 +85,7 @@ if TYPE_CHECKING:  # static imports for IDEs and type checkers
     from .evaluation import evaluate  # noqa: F401
     from .factory import Provenance, create, push_to_hub, save_pretrained  # noqa: F401
     from .hookspecs import hookimpl  # noqa: F401
-    from .registry import info, list_models, parse_model_name, plugins  # noqa: F401
-    from .specs import ClaimSpec, ModelSpec, Paper, PluginStatus, TaskSpec, WeightsSpec  # noqa: F401
+    from .registry import info, list_models, list_tools, parse_model_name, plugins, tool_info  # noqa: F401
+    from .specs import ClaimSpec, ModelSpec, Paper, PluginStatus, TaskSpec, ToolSpec, WeightsSpec  # noqa: F401
     from .task import Result  # noqa: F401
     from .training import train  # noqa: F401

@@ -46,6 +46,15 @@ def _progress(a: Any) -> bool:
 
 
 def cmd_list(a: argparse.Namespace) -> int:
+    if a.tools:
+        tools = registry.list_tools(a.pattern)
+        if a.json:
+            cat = registry.catalog()
+            _print_json([{"name": t, "plugin": cat.tools[t][1], "inputs": cat.tools[t][0].inputs,
+                          "outputs": cat.tools[t][0].outputs} for t in tools])
+        else:
+            print("\n".join(tools))
+        return 0
     names = registry.list_models(a.pattern, pretrained=a.pretrained, task=a.task, plugin=a.plugin)
     if a.json:
         cat = registry.catalog()
@@ -60,6 +69,8 @@ def cmd_list(a: argparse.Namespace) -> int:
 
 
 def cmd_info(a: argparse.Namespace) -> int:
+    if a.name not in registry.catalog().models and a.name in registry.catalog().tools:
+        return _tool_info(a)
     data = registry.info(a.name)
     if a.json:
         _print_json(data)
@@ -119,6 +130,54 @@ def _summary(model) -> dict[str, Any]:
             "version": prov.plugin_version, "config": dict(prov.model_args), "pretrained": prov.pretrained,
             "repo": prov.repo, "commit": prov.commit, "sha256": prov.sha256, "source": prov.source,
             "device": str(model_device(model))}
+
+
+def _tool_info(a: argparse.Namespace) -> int:
+    data = registry.tool_info(a.name)
+    if a.json:
+        _print_json(data)
+        return 0
+    print(f"{data['name']}  (tool of plugin {data['plugin']}, {data['distribution']} {data['version']})")
+    if data["paper"]:
+        p = data["paper"]
+        year, arxiv = (f" ({p['year']})" if p["year"] else ""), (f" arXiv:{p['arxiv']}" if p["arxiv"] else "")
+        print(f"paper:    {p['title']}{year}{arxiv}")
+    print(f"function: {data['function']}")
+    for key in ("inputs", "outputs", "description"):
+        if data[key]:
+            print(f"{key + ':':<9} {data[key]}")
+    for line in data["usage"]:
+        print(f"usage:    {line}")
+    return 0
+
+
+def cmd_analyze(a: argparse.Namespace) -> int:
+    from .activations import activations, analyze
+    from .evaluation import evaluate
+    from .factory import create, resolve_target
+
+    spec, _ = registry.tool(a.tool)  # an unknown tool fails before a model is built
+    pretrained = a.pretrained if a.pretrained is not None else "." in a.model.split(":")[-1] or a.model.startswith(
+        ("hf-hub:", "local-dir:"))
+    model = create(a.model, pretrained=pretrained, device=a.device, **_kv(a.set))
+    task = a.task or model.zoo.task
+    if task is None:
+        raise ZooError(f"{a.model} names no task; pass --task T (whose probe data the tool is run on)")
+    tspec = registry.task(task)
+    if not tspec.probe_data:
+        raise ZooError(f"task {task} provides no probe data for analysis tools (TaskSpec.probe_data); use the Python "
+                       f"API with your own inputs: zoo.analyze({a.tool!r}, model, inputs=x, labels=y)")
+    if a.steps and not model.zoo.pretrained:  # train it on its task first, as zoo eval would
+        evaluate(model, task, steps=a.steps, seed=a.seed, baselines=[])
+    inputs, labels = resolve_target(tspec.probe_data)(n=a.n, seed=a.seed, **_kv(a.task_arg, "--task-arg"))
+    layers = [x for x in a.layers.split(",") if x] if a.layers else None
+    acts = activations(model, inputs, layers=layers, labels=labels, pool=a.pool)
+    result = analyze(spec.name, acts, out_dir=a.out, **_kv(a.tool_arg, "--tool-arg"))
+    if int(os.environ.get("RANK", "0")) != 0:
+        return 0
+    _print_json({"tool": spec.name, "model": model.zoo.id, "task": task, "layers": acts.names, "n": acts.n,
+                 "trained_steps": a.steps if a.steps and not model.zoo.pretrained else 0, "result": result})
+    return 0
 
 
 def cmd_create(a: argparse.Namespace) -> int:
@@ -345,11 +404,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--pretrained", action="store_true", help="list arch.tag names that have weights")
     s.add_argument("--task", help="only models evaluated on this task (see the README's task table)")
     s.add_argument("--plugin", help="only models of this plugin id (see `zoo plugins`)")
+    s.add_argument("--tools", action="store_true", help="list the analysis tools instead (zoo analyze TOOL MODEL)")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(fn=cmd_list)
 
-    s = sub.add_parser("info", help="what zoo knows about a model (no torch import)")
-    s.add_argument("name", help="a model name, or NAME.TAG")
+    s = sub.add_parser("info", help="what zoo knows about a model or a tool (no torch import)")
+    s.add_argument("name", help="a model name, NAME.TAG, or a tool name")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(fn=cmd_info)
 
@@ -379,6 +439,23 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.add_argument("--device", help="cpu (default), cuda, cuda:N or mps; under torchrun, cuda is each rank's own GPU")
     s.set_defaults(fn=cmd_eval)
+
+    s = sub.add_parser("analyze", help="apply an analysis tool to a model's activations on its task's data")
+    s.add_argument("tool", help="tool name (see `zoo list --tools`)")
+    s.add_argument("model", help="NAME, NAME.TAG, hf-hub:ORG/REPO[@REV] or local-dir:PATH")
+    s.add_argument("--task", help="whose probe data to use (default: the model's task)")
+    s.add_argument("--layers", help="comma-separated layer names or patterns (default: top-level blocks and output)")
+    s.add_argument("--pool", choices=["mean", "first", "last", "flatten"], help="pool tokens / maps (default: keep tokens)")
+    s.add_argument("--n", type=int, help="number of probe inputs (default: the task's whole held-out set)")
+    s.add_argument("--steps", type=int, help="train an untrained model this many steps on its task first")
+    s.add_argument("--seed", type=int, default=0, help="seed of the probe order and of training (default 0)")
+    s.add_argument("--pretrained", action="store_true", default=None, help="load weights (default: tags, hf-hub:, local-dir:)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="builder argument (JSON value)")
+    s.add_argument("--task-arg", action="append", metavar="KEY=VALUE", help="probe-data option, e.g. dataset=fashion_mnist")
+    s.add_argument("--tool-arg", action="append", metavar="KEY=VALUE", help="the tool's own option (`zoo info TOOL`)")
+    s.add_argument("--out", help="folder for the tool's figures (PNG)")
+    s.add_argument("--device", help="cpu (default), cuda, cuda:N or mps")
+    s.set_defaults(fn=cmd_analyze)
 
     s = sub.add_parser("reproduce", help="measure a plugin's paper claim (--record writes it to registry.yaml)")
     s.add_argument("id", help="plugin id (see `zoo plugins`)")
@@ -466,11 +543,13 @@ def _list_args(argv: list[str]) -> SimpleNamespace | None:
     """
     from types import SimpleNamespace
 
-    a = SimpleNamespace(pattern=None, pretrained=False, task=None, plugin=None, json=False, verbose=False)
+    a = SimpleNamespace(pattern=None, pretrained=False, task=None, plugin=None, json=False, verbose=False, tools=False)
     it = iter(argv)
     for arg in it:
         if arg == "--pretrained":
             a.pretrained = True
+        elif arg == "--tools":
+            a.tools = True
         elif arg in ("--task", "--plugin"):
             value = next(it, None)
             if value is None or value.startswith("-"):

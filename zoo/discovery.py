@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .specs import PluginStatus
 
 ENTRY_POINT_GROUP = "zoo"
-_HOOK_NAMES = ("zoo_models", "zoo_tasks", "zoo_claims")
+_HOOK_NAMES = ("zoo_models", "zoo_tasks", "zoo_claims", "zoo_tools")
 
 
 def _log():
@@ -62,6 +62,7 @@ class Catalog:
         self._models: dict[str, tuple] = {}
         self._tasks: dict[str, tuple] = {}
         self._claims: dict[str, object] = {}
+        self._tools: dict[str, tuple] = {}
         self._statuses: dict[str, PluginStatus] = {}
         self._packages: dict[str, frozenset[str]] = {}
         # fast path: (plugin id, dist, version, module, state, cache key, index summary), built on first access
@@ -87,6 +88,13 @@ class Catalog:
         if self._pending is not None:
             self._build()
         return self._claims
+
+    @property
+    def tools(self) -> dict[str, tuple]:
+        """Tool name -> (ToolSpec, plugin id)."""
+        if self._pending is not None:
+            self._build()
+        return self._tools
 
     @property
     def statuses(self) -> dict[str, PluginStatus]:
@@ -152,6 +160,7 @@ class Catalog:
             fresh = discover(fast=False)
             self._models, self._tasks = fresh._models, fresh._tasks
             self._claims, self._statuses, self._packages = fresh._claims, fresh._statuses, fresh._packages
+            self._tools = fresh._tools
 
 
 def _env_list(name: str) -> set[str] | None:
@@ -195,20 +204,24 @@ def _collect(pm: pluggy.PluginManager, plugin: object, plugin_id: str) -> dict[s
 
 
 def _names(found: dict) -> list[tuple[str, str]]:
-    return [("model", s.name) for s in found["zoo_models"]] + [("task", s.name) for s in found["zoo_tasks"]]
+    return ([("model", s.name) for s in found["zoo_models"]] + [("task", s.name) for s in found["zoo_tasks"]]
+            + [("tool", s.name) for s in found.get("zoo_tools", ())])
 
 
-def _register(catalog: Catalog, plugin_id: str, found: dict[str, list]) -> tuple[tuple, tuple]:
+def _register(catalog: Catalog, plugin_id: str, found: dict[str, list]) -> tuple[tuple, tuple, tuple]:
     """Add one plugin's specs (``_settle`` has checked that no other plugin registers any of its names)."""
     models = tuple(s.name for s in found["zoo_models"])
     tasks = tuple(s.name for s in found["zoo_tasks"])
+    tools = tuple(s.name for s in found["zoo_tools"])
+    for spec in found["zoo_tools"]:
+        catalog._tools[spec.name] = (spec, plugin_id)
     for spec in found["zoo_models"]:
         catalog._models[spec.name] = (spec, plugin_id)
     for spec in found["zoo_tasks"]:
         catalog._tasks[spec.name] = (spec, plugin_id)
     for claim in found["zoo_claims"]:
         catalog._claims[claim.plugin] = claim
-    return models, tasks
+    return models, tasks, tools
 
 
 def _broken(plugin_id: str, dist: str | None, version: str | None, module: str | None, exc: BaseException,
@@ -229,7 +242,9 @@ def _broken(plugin_id: str, dist: str | None, version: str | None, module: str |
     found = found if isinstance(found, dict) else {}
     models = tuple(n for n in (getattr(s, "name", None) for s in found.get("zoo_models") or ()) if isinstance(n, str))
     tasks = tuple(n for n in (getattr(s, "name", None) for s in found.get("zoo_tasks") or ()) if isinstance(n, str))
-    return PluginStatus(plugin_id, dist, version, "broken", error=error, module=module, models=models, tasks=tasks)
+    tools = tuple(n for n in (getattr(s, "name", None) for s in found.get("zoo_tools") or ()) if isinstance(n, str))
+    return PluginStatus(plugin_id, dist, version, "broken", error=error, module=module, models=models, tasks=tasks,
+                        tools=tools)
 
 
 def _settle(catalog: Catalog, loaded: list[tuple]) -> None:
@@ -257,10 +272,10 @@ def _settle(catalog: Catalog, loaded: list[tuple]) -> None:
                                   f"ZOO_DISABLE_PLUGINS={others[0]} or ZOO_DISABLE_PLUGINS={plugin_id}")
             catalog._statuses[plugin_id] = _broken(plugin_id, dist, version, module, exc, found)
             continue
-        models, tasks = _register(catalog, plugin_id, found)
+        models, tasks, tools = _register(catalog, plugin_id, found)
         catalog._packages[plugin_id] = own
         catalog._statuses[plugin_id] = PluginStatus(plugin_id, dist, version, "ok", models=models, tasks=tasks,
-                                                    module=module)
+                                                    module=module, tools=tools)
 
 
 def _load_one(plugin_id: str, dist: str | None, version: str | None, module_name: str, load,

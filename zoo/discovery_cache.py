@@ -239,7 +239,7 @@ def summary(raw: dict) -> list | None:
     try:
         models = [[s["name"], s.get("task"), list(s.get("weights") or ())] for s in raw["zoo_models"]]
         tasks = [s["name"] for s in raw["zoo_tasks"]]
-        if not isinstance(raw["zoo_claims"], list):
+        if not isinstance(raw["zoo_claims"], list) or not isinstance(raw.get("zoo_tools"), list):
             return None
     except (TypeError, KeyError, AttributeError):
         return None
@@ -306,9 +306,9 @@ def load_index() -> dict[str, dict[str, list]]:
 
 def decode_entry(raw: dict[str, list]) -> dict[str, list] | None:
     """One plugin's specs from their JSON form, or None when they do not decode."""
-    from .specs import ClaimSpec, ModelSpec, Paper, TaskSpec, WeightsSpec
+    from .specs import ClaimSpec, ModelSpec, Paper, TaskSpec, ToolSpec, WeightsSpec
 
-    types = {c.__name__: c for c in (Paper, WeightsSpec, ModelSpec, TaskSpec, ClaimSpec)}
+    types = {c.__name__: c for c in (Paper, WeightsSpec, ModelSpec, TaskSpec, ClaimSpec, ToolSpec)}
     try:
         return {hook: [_decode(s, types) for s in items] for hook, items in raw.items()}
     except (TypeError, ValueError, KeyError, AttributeError):

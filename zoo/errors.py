@@ -24,6 +24,7 @@ __all__ = [
     "TaskNotFound",
     "ClaimNotFound",
     "DeviceUnavailable",
+    "ToolNotFound",
 ]
 
 
@@ -104,3 +105,10 @@ class ClaimNotFound(ZooError, LookupError):
 
 class DeviceUnavailable(ZooError, RuntimeError):
     """A device was asked for (``device=``, ``--device``) that this torch build or machine does not have."""
+
+
+class ToolNotFound(ZooError, KeyError):
+    """No installed plugin registers this analysis tool (``zoo list --tools``)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""

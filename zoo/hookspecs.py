@@ -27,3 +27,8 @@ def zoo_tasks() -> list:
 @hookspec
 def zoo_claims() -> list:
     """Return the paper claims the plugin can measure (``zoo reproduce``) as ``zoo.ClaimSpec``."""
+
+
+@hookspec
+def zoo_tools() -> list:
+    """Return the plugin's analysis tools (applied to any model's activations) as a list of ``zoo.ToolSpec``."""

@@ -12,9 +12,9 @@ import os
 
 def hook_kinds() -> tuple[tuple[str, type], ...]:
     """Each hook's name and the spec class its list must hold."""
-    from .specs import ClaimSpec, ModelSpec, TaskSpec
+    from .specs import ClaimSpec, ModelSpec, TaskSpec, ToolSpec
 
-    return (("zoo_models", ModelSpec), ("zoo_tasks", TaskSpec), ("zoo_claims", ClaimSpec))
+    return (("zoo_models", ModelSpec), ("zoo_tasks", TaskSpec), ("zoo_claims", ClaimSpec), ("zoo_tools", ToolSpec))
 
 
 def top_package(target: str) -> str:
@@ -99,7 +99,7 @@ def check_found(found: dict, own: frozenset[str], plugin_id: str, dist: str | No
         for item in items:
             if not isinstance(item, kind):
                 raise TypeError(f"hook {hook_name} returned a {type(item).__name__}, expected {kind.__name__}")
-    for hook_name, kind in (("zoo_models", "model"), ("zoo_tasks", "task")):
+    for hook_name, kind in (("zoo_models", "model"), ("zoo_tasks", "task"), ("zoo_tools", "tool")):
         names = [s.name for s in found[hook_name]]
         if len(set(names)) != len(names):
             twice = sorted({n for n in names if names.count(n) > 1})

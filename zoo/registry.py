@@ -16,9 +16,10 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from .specs import ClaimSpec, ModelSpec, PluginStatus, TaskSpec
+    from .specs import ClaimSpec, ModelSpec, PluginStatus, TaskSpec, ToolSpec
 
-__all__ = ["catalog", "reload", "list_models", "lookup", "info", "plugins", "task", "claim", "parse_model_name"]
+__all__ = ["catalog", "reload", "list_models", "lookup", "info", "plugins", "task", "claim", "parse_model_name",
+           "list_tools", "tool", "tool_info"]
 
 _catalog: Catalog | None = None
 
@@ -281,6 +282,53 @@ def task(name: str) -> TaskSpec:
         hint = f"; did you mean {', '.join(close)}?" if close else f"; known tasks: {', '.join(sorted(catalog().tasks))}"
         raise TaskNotFound(f"unknown task {name!r}{hint}")
     return found[0]
+
+
+def list_tools(pattern: str | None = None) -> list[str]:
+    """Names of the installed analysis tools (``ToolSpec``), sorted; ``pattern`` is a shell-style filter."""
+    import fnmatch
+
+    names = sorted(catalog().tools)
+    return [n for n in names if pattern is None or fnmatch.fnmatchcase(n, pattern)]
+
+
+def tool(name: str) -> tuple[ToolSpec, str]:
+    """``(ToolSpec, plugin id)`` of an installed tool.
+
+    Raises:
+        ToolNotFound: no installed plugin registers it (did-you-mean among the tools).
+        PluginBroken, PluginNotInstalled: the plugin that registers it is broken or disabled.
+    """
+    from .errors import ToolNotFound
+
+    found = catalog().tools.get(name)
+    if found is not None:
+        return found
+    for status in catalog().statuses.values():
+        if name in status.tools:  # a broken or disabled plugin still says which tools it would have
+            if status.state == "disabled":
+                raise PluginNotInstalled(f"tool {name!r}: plugin {status.id} is disabled by ZOO_PLUGINS/ZOO_DISABLE_PLUGINS")
+            raise PluginBroken(f"tool {name!r}: plugin {status.id} is {status.state}: {status.error}")
+    close = difflib.get_close_matches(name, list(catalog().tools), n=3, cutoff=0.6)
+    hint = (f"; did you mean {', '.join(close)}?" if close else
+            f"; installed tools: {', '.join(sorted(catalog().tools)) or 'none'} (`zoo list --tools`)")
+    if name in catalog().models:
+        hint = f"; {name!r} is a model, not a tool: `zoo analyze TOOL {name}` applies a tool to it"
+    raise ToolNotFound(f"unknown tool {name!r}{hint}")
+
+
+def tool_info(name: str) -> dict[str, Any]:
+    """Everything zoo knows about a tool, as plain data (no torch import)."""
+    spec, plugin_id = tool(name)
+    status = catalog().statuses[plugin_id]
+    paper = spec.paper
+    return {"name": spec.name, "kind": "tool", "plugin": plugin_id, "distribution": status.dist,
+            "version": status.version, "function": spec.function, "inputs": spec.inputs, "outputs": spec.outputs,
+            "description": spec.description,
+            "paper": None if paper is None else {k: getattr(paper, k) for k in ("title", "year", "arxiv", "url", "code",
+                                                                                 "catalog")},
+            "usage": [f"zoo analyze {spec.name} MODEL [--layers L1,L2] [--out DIR]",
+                      f"zoo.analyze({spec.name!r}, zoo.activations(model, inputs, layers=[...]))"]}
 
 
 def claim(plugin_id: str) -> ClaimSpec:

@@ -136,9 +136,12 @@ class TaskSpec:
     example_input: str | None = None  # "module:attr": () -> example input (a tensor, or a tuple of args)
     check_output: str | None = None  # "module:attr": (model, output) -> None, raises if the contract is broken
     describe: str | None = None  # "module:attr": (**options) -> dict of the protocol's settings
+    # "module:attr": (n=None, seed=0, **options) -> (inputs, labels): held-out inputs for `zoo analyze`
+    probe_data: str | None = None
 
     def __post_init__(self) -> None:
         _check_target(f"TaskSpec({self.name}).evaluate", self.evaluate)
+        _check_target(f"TaskSpec({self.name}).probe_data", self.probe_data)
         _check_target(f"TaskSpec({self.name}).describe", self.describe)
         _check_target(f"TaskSpec({self.name}).example_input", self.example_input)
         _check_target(f"TaskSpec({self.name}).check_output", self.check_output)
@@ -160,6 +163,29 @@ class ClaimSpec:
 
 
 @dataclass(frozen=True)
+class ToolSpec:
+    """An analysis tool a plugin provides (a paper that ships a measurement, not a model): applied to any zoo model's
+    activations (``zoo.activations``) or to raw arrays; ``name`` is unique across all installed plugins.
+
+    ``function`` is ``"pkg.module:fn"`` with ``fn(acts: ActivationSet, *, labels=None, out_dir=None, **options) ->
+    dict`` of plain data (numbers, lists, nested dicts; PNG paths under ``"artifacts"``). ``inputs`` and ``outputs``
+    say in words what it needs (layers, labels or concepts, sample counts) and what it returns.
+    """
+
+    name: str
+    function: str
+    inputs: str = ""
+    outputs: str = ""
+    paper: Paper | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not is_name(self.name):
+            raise ValueError(f"tool name {self.name!r} must be lowercase letters, digits, '_' or '-'")
+        _check_target(f"ToolSpec({self.name}).function", self.function)
+
+
+@dataclass(frozen=True)
 class PluginStatus:
     """What discovery found for one entry point: ``state`` is "ok", "broken" or "disabled"."""
 
@@ -171,3 +197,4 @@ class PluginStatus:
     models: tuple[str, ...] = ()
     tasks: tuple[str, ...] = ()
     module: str | None = None
+    tools: tuple[str, ...] = ()

@@ -12,6 +12,7 @@ TASKS = [
         example_input="zoo_task_digits.task:example_input",
         check_output="zoo_task_digits.task:check_output",
         describe="zoo_task_digits.task:describe",
+        probe_data="zoo_task_digits.task:probe_data",
         baselines=("mlp-ln-relu", "cnn-ln-relu", "vit-ln-gelu"),
         description="scikit-learn digits (fixed stratified 75/25 split) or Fashion-MNIST at 8x8 (dataset=), AdamW "
                     "under a step/time budget, baselines at the model's parameter count; accuracy",

@@ -124,6 +124,15 @@ def example_input(batch: int = 4) -> torch.Tensor:
     return _split()[0][:batch].clone()
 
 
+def probe_data(n: int | None = None, seed: int = 0, dataset: str = "digits") -> tuple[torch.Tensor, torch.Tensor]:
+    """Held-out inputs and their labels for analysis tools (``zoo analyze``): the first ``n`` test images of
+    ``dataset`` (all by default) in a seeded order."""
+    _check_dataset(dataset)
+    _, _, x, y = _split(dataset)
+    order = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed))[: n or len(y)]
+    return x[order].clone(), y[order].clone()
+
+
 def check_output(model: nn.Module, output: Any) -> None:
     """The forward contract: logits (B, 10) for every head."""
     for key, logits in logits_of(output).items():
