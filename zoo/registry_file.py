@@ -64,8 +64,10 @@ def _plugin_per_paper(base: list[dict], dirs: dict[str, Path], cat) -> dict[str,
         if pid in out.values():
             continue
         status = cat.statuses.get(pid)
-        for name in (status.models if status else ()):
-            paper = cat.models[name][0].paper
+        specs = [cat.models[n][0] for n in (status.models if status else ()) if n in cat.models]
+        specs += [cat.tools[n][0] for n in (getattr(status, "tools", ()) if status else ()) if n in cat.tools]
+        for spec in specs:
+            paper = spec.paper
             if paper is not None and paper.catalog in by_number:
                 out[by_number[paper.catalog]] = pid
                 break
@@ -106,6 +108,8 @@ def build(path: str | os.PathLike = "registry.yaml", catalog_md: str | os.PathLi
                 "models": models,
                 "tasks": sorted({m["task"] for m in models.values() if m["task"]}),
             })
+            if status is not None and status.state == "ok" and status.tools:
+                entry["tools"] = list(status.tools)  # analysis tools (zoo analyze TOOL MODEL)
             if status is None or status.state != "ok":
                 entry["install_state"] = "not installed" if status is None else f"{status.state}: {status.error}"
             for key in _KEEP:
@@ -113,7 +117,7 @@ def build(path: str | os.PathLike = "registry.yaml", catalog_md: str | os.PathLi
                     entry[key] = prev[key]
             repro = entry.get("reproduction")
             if status is not None and status.state == "ok" and pid not in cat.claims:
-                # a catalogue (a survey's functions, say): it ships models but states no claim, so it has no verdict
+                # a catalogue (a survey's functions, say): it ships models or tools but states no claim: no verdict
                 entry.pop("reproduction", None)
                 entry["status"] = "catalogue"
             elif repro and repro.get("verdict"):  # decided by the claims harness (seeds, intervals, margin)
@@ -152,7 +156,8 @@ def plugin_table(data: dict[str, Any]) -> str:
     for p in data["papers"]:
         if "path" not in p:
             continue
-        models = ", ".join(f"`{m}`" + "".join(f" `.{t}`" for t in v["tags"]) for m, v in p.get("models", {}).items())
+        models = ", ".join([f"`{m}`" + "".join(f" `.{t}`" for t in v["tags"]) for m, v in p.get("models", {}).items()]
+                           + [f"tool `{t}`" for t in p.get("tools", [])])
         repro = p.get("reproduction") or {}
         outcome = _outcome(repro) if repro else "not run"
         outcome = outcome.replace("|", "/").replace("\n", " ")
