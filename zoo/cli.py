@@ -68,6 +68,12 @@ def cmd_list(a: argparse.Namespace) -> int:
     return 0
 
 
+def _print_paper(p: dict[str, Any] | None) -> None:
+    if p:
+        year, arxiv = (f" ({p['year']})" if p["year"] else ""), (f" arXiv:{p['arxiv']}" if p["arxiv"] else "")
+        print(f"paper:    {p['title']}{year}{arxiv}")
+
+
 def cmd_info(a: argparse.Namespace) -> int:
     if a.name not in registry.catalog().models and a.name in registry.catalog().tools:
         return _tool_info(a)
@@ -76,10 +82,7 @@ def cmd_info(a: argparse.Namespace) -> int:
         _print_json(data)
         return 0
     print(f"{data['name']}  (plugin {data['plugin']}, {data['distribution']} {data['version']})")
-    if data["paper"]:
-        p = data["paper"]
-        year = f" ({p['year']})" if p["year"] else ""
-        print(f"paper:    {p['title']}{year}" + (f" arXiv:{p['arxiv']}" if p["arxiv"] else ""))
+    _print_paper(data["paper"])
     print(f"task:     {data['task']}")
     print(f"builder:  {data['builder']}" + (f"  (registered defaults {data['defaults']})" if data["defaults"] else ""))
     if data["arguments"] is not None:
@@ -138,10 +141,7 @@ def _tool_info(a: argparse.Namespace) -> int:
         _print_json(data)
         return 0
     print(f"{data['name']}  (tool of plugin {data['plugin']}, {data['distribution']} {data['version']})")
-    if data["paper"]:
-        p = data["paper"]
-        year, arxiv = (f" ({p['year']})" if p["year"] else ""), (f" arXiv:{p['arxiv']}" if p["arxiv"] else "")
-        print(f"paper:    {p['title']}{year}{arxiv}")
+    _print_paper(data["paper"])
     print(f"function: {data['function']}")
     for key in ("inputs", "outputs", "description"):
         if data[key]:
