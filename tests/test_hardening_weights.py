@@ -414,3 +414,14 @@ def test_a_verified_file_is_not_hashed_again_until_it_changes_even_with_its_mtim
     os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
     with pytest.raises(zoo.WeightsCorrupt):
         weights.read_verified(f, digest)
+
+
+def test_complex_weights_load_as_the_spectral_layers_of_neural_operators_store_them():
+    """FNO-style layers keep complex64 parameters; safetensors writes them as C64 and a load must take them."""
+    import safetensors.torch
+
+    from zoo import weights
+
+    w = torch.randn(3, 2, dtype=torch.complex64)
+    parsed = weights._parse_safetensors(bytearray(safetensors.torch.save({"w": w})), "test")
+    assert torch.equal(parsed["w"], w)
