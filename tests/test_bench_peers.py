@@ -58,3 +58,35 @@ def test_interleave_rotates_the_order(peerlib):
                               "b": lambda r: calls.append("b") or {"r": r}}, 3)
     assert calls == ["a", "b", "b", "a", "a", "b"]
     assert [d["r"] for d in out["a"]] == [0, 1, 2]
+
+
+def test_torchhd_vsa_summary_pools_rounds_and_flags_disagreement(peerlib):
+    """The VSA pair's pure-Python summary: accuracy pooled over rounds, per-problem agreement of torchhd (task start)
+    with the task's concurrent update, error rates compared by a two-proportion z (0 for equal counts)."""
+    vsa = _load("torchhd_vsa", ROOT / "benchmarks" / "peers" / "torchhd_vsa.py")
+    s = {"Ms": [16], "iters": 10, "dims": [64], "set_size": 4, "n": 2, "dim": 8, "factors": 3, "alphabet": 20, "probes": 2}
+    cell = lambda solved, used, sec: {"solved": solved, "used": used, "seconds": sec}  # noqa: E731
+    mem = {"fn": 3, "fp": 5, "decisions": "0110"}
+    ours = [{"resonator": {"16/sequential": cell([1, 1], [3, 4], 2.0), "16/concurrent": cell([1, 0], [5, 10], 2.0)},
+             "membership": {"64": mem}, "bloom": {"64": {"fn": 0, "fp": 10}}, "probes": 100}] * 2
+    peer = [{"resonator": {"16/multiset": cell([0, 0], [10, 10], 4.0), "16/matched": cell([1, 0], [5, 10], 4.0),
+                           "16/tie1": cell([1, 0], [5, 9], 4.0), "16/batched_step_s": 0.5},
+             "membership": {"64": {"own": {"fn": 3, "fp": 5, "decisions": "1"}, "shared": mem}},
+             "bloom": {"64": {"fn": 0, "fp": 40}}, "probes": 100}] * 2
+    out = vsa.summarise({"ours": ours, "peer": peer}, s, [{"D": 64, "hashes": 2, "bits": 64}])
+    row = out["resonator"][16]
+    assert row["task concurrent"]["accuracy"] == 0.5 and row["task concurrent"]["n"] == 4
+    assert row["identical torchhd (task start)"] == 1.0 and row["z torchhd (task start)"] == 0.0
+    assert row["identical torchhd (task start, ties to +1)"] == 0.5  # one problem took a different number of sweeps
+    assert row["task concurrent"]["s_per_step"] == [2.0 / 20] * 2 and row["torchhd (task start)"]["s_per_step"] == [4.0 / 15] * 2
+    assert row["z torchhd (multiset start)"] == pytest.approx(-0.5 / (0.25 * 0.75 * 0.5) ** 0.5)  # 0/4 vs 2/4
+    assert row["speed torchhd (task start)"] == pytest.approx(2.0)
+    assert out["membership"][64]["z"] == 0.0 and out["membership"][64]["shared_identical"] == "2/2"
+    assert out["bloom"][64]["z"] < -4  # 10 vs 40 false positives of 200
+    from types import SimpleNamespace
+
+    md = vsa._section(SimpleNamespace(command="cmd", quick=True), s, 2, out, {"torch": "x"},
+                      {"torch-hd": "5.8.4", "torch": "x", "pybloom-live": "4.0.0"})
+    assert "| 16 | torchhd (task start) | 0.500" in md and "| 64 | 2 | 64 |" in md and "--quick" in md
+    lo, hi = vsa.wilson(50, 100)
+    assert lo < 0.5 < hi and hi - lo == pytest.approx(0.19, abs=0.01)
