@@ -52,7 +52,7 @@ def _paper(package: str) -> zoo.Paper:
 
 def test_every_distribution_is_releasable():
     projects = _pyprojects()
-    assert len(projects) >= 40  # core, zoo-nn, 6 tasks, 32 plugins
+    assert len(projects) >= 66  # core, zoo-nn, 11 task distributions, 53 plugins
     for folder, data in projects:
         meta, where = data["project"], folder.relative_to(ROOT).as_posix() or "."
         # one source of truth for the version: the package's __version__, read by hatchling
@@ -71,7 +71,8 @@ def test_every_distribution_is_releasable():
                 assert "<" in bounds, f"{where}: {requirement} has no upper bound"
         if folder.parent.name == "plugins":
             paper = _paper(data["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"][0])
-            assert meta["urls"]["Paper"] == f"https://arxiv.org/abs/{paper.arxiv}", where
+            # the paper's arXiv page, or its own page for a paper not on arXiv
+            assert meta["urls"]["Paper"] == (f"https://arxiv.org/abs/{paper.arxiv}" if paper.arxiv else paper.url), where
             assert meta["urls"].get("Official code") == paper.code, where
             assert any(r.startswith("zoo-core>=") and "<" in r for r in meta["dependencies"]), where
 
