@@ -122,6 +122,22 @@ def test_weights_initialised_as_in_the_fno_code():
         assert abs(float(part.mean()) - scale / 2) < scale * 0.05
 
 
+def test_normal_spectral_init_is_neuraloperators_scheme_and_the_default_stays_the_papers():
+    torch.manual_seed(0)
+    w = SpectralConv2d(32, 32, 12, init="normal").weight_pos.detach()
+    std = (2 / 64) ** 0.5  # complex normal: E|w|^2 = std^2, real and imaginary parts each std / sqrt(2)
+    assert abs(float(w.abs().pow(2).mean().sqrt()) - std) < 0.02 * std
+    assert abs(float(w.real.mean())) < 0.02 * std and float(w.real.min()) < 0  # centred, unlike the paper's
+    torch.manual_seed(0)
+    a = FNO1d(modes=4, width=8).spectral[0].weight
+    torch.manual_seed(0)
+    b = FNO1d(modes=4, width=8, spectral_init="fno").spectral[0].weight
+    assert torch.equal(a, b) and float(a.real.min()) >= 0
+    assert FNO1d(modes=4, width=8, spectral_init="normal").spectral[0].weight.real.min() < 0
+    with pytest.raises(ValueError, match="spectral_init must be one of fno, normal"):
+        FNO2d(modes=4, width=8, spectral_init="xavier")
+
+
 @pytest.mark.parametrize("n", [7, 16, 33, 64, 100])
 def test_shapes_at_several_grid_sizes(n):
     torch.manual_seed(0)

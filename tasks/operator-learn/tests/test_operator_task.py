@@ -207,7 +207,8 @@ def test_functional_regression_runs_models_of_their_kind():
     for problem, net in (("function_on_function", SamplesMean()), ("scalar_on_function", B.InterpMLP("curve", hidden=16))):
         r = task.evaluate(net, problem=problem, steps=30, n_train=64, n_test=32)
         assert set(r.baselines) == {"linear", "mlp_interp", "fpca_mlp"}
-        assert all(np.isfinite(v["rel_l2"]) for v in r.baselines.values())
+        assert all(np.isfinite(v["rel_l2"]) and np.isfinite(v["rel_l2_2x"]) for v in r.baselines.values())
+        assert np.isfinite(r.metrics["rel_l2_2x"])
         if problem == "function_on_function":
             assert "rel_l2_skewed" in r.metrics and r.metrics["steps"] == 0  # nothing to train in the mean
         else:

@@ -224,6 +224,22 @@ def test_skewed_sampling_sees_the_same_functions():
     assert s.samples[..., 0][s.mask].mean() < u.samples[..., 0][u.mask].mean() - 0.1
 
 
+def test_finer_discretisation_sees_the_same_functions():
+    """The 2x test of functional regression: twice the samples (or a twice-as-dense grid) of the same curves."""
+    u = data.functional("function_on_function", n=4, split="test")
+    f = data.functional("function_on_function", n=4, split="test", n_points=(40, 200))
+    np.testing.assert_array_equal(u.y_clean, f.y_clean)
+    np.testing.assert_array_equal(u.t_query, f.t_query)
+    assert f.mask.sum() > 1.5 * u.mask.sum()
+    c = data.functional("scalar_on_function", n=4, split="test")
+    c2 = data.functional("scalar_on_function", n=4, split="test", dense_points=2 * data.DENSE_POINTS)
+    np.testing.assert_array_equal(c.y_clean, c2.y_clean)
+    assert c2.x_dense.shape == (4, 2 * data.DENSE_POINTS)
+    np.testing.assert_allclose(c2.x_dense[:, ::255], c.x_dense[:, ::127], atol=1e-6)  # t = 0 and t = 1 on both grids
+    with pytest.raises(ValueError, match="dense_points"):
+        data.functional("scalar_on_function", n=2, dense_points=1)
+
+
 def test_scalar_on_function_driver_is_a_small_component():
     f = data.functional("scalar_on_function", n=400, seed=0)
     assert f.y.shape == (400,) and f.x_dense.shape == (400, data.DENSE_POINTS) and f.t_query is None

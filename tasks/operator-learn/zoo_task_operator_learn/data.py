@@ -523,8 +523,13 @@ def _sof_curves(xi: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def functional(kind: str, *, split: str = "train", n: int, seed: int = 0, n_points: tuple[int, int] = (20, 100),
-               sampling: str = "uniform") -> FunctionalData:
-    """``n`` curves of ``kind`` (see :class:`FunctionalData` for the fields), deterministic in (kind, split, seed)."""
+               sampling: str = "uniform", dense_points: int = DENSE_POINTS) -> FunctionalData:
+    """``n`` curves of ``kind`` (see :class:`FunctionalData` for the fields), deterministic in (kind, split, seed).
+
+    The curves (and responses) depend only on (kind, split, seed): ``n_points``, ``sampling`` and ``dense_points``
+    (the size of the dense grid ``t_dense``) change where they are observed, not what they are, so a test at twice
+    the points is the same functions at a finer discretisation.
+    """
     if kind not in FUNCTIONAL_KINDS:
         raise ValueError(f"unknown functional kind {kind!r}; expected one of {FUNCTIONAL_KINDS}")
     if split not in SPLITS:
@@ -534,6 +539,8 @@ def functional(kind: str, *, split: str = "train", n: int, seed: int = 0, n_poin
     lo, hi = int(n_points[0]), int(n_points[1])
     if not 1 <= lo <= hi:
         raise ValueError(f"n_points must be (min, max) with 1 <= min <= max, got {n_points}")
+    if int(dense_points) < 2:
+        raise ValueError(f"dense_points must be at least 2, got {dense_points}")
     counts = _rng("functional-count", kind, split, seed).integers(lo, hi + 1, size=n)
     u = _rng("functional-times", kind, split, seed).random((n, hi))  # first N_i of a fixed-width row: prefix-stable
     times = u ** 2 if sampling == "skewed" else u
@@ -541,7 +548,7 @@ def functional(kind: str, *, split: str = "train", n: int, seed: int = 0, n_poin
     times = np.where(mask, times, np.inf)
     times.sort(axis=1)
     times = np.where(mask, times, 0.0)
-    t_dense = np.linspace(0.0, 1.0, DENSE_POINTS)
+    t_dense = np.linspace(0.0, 1.0, int(dense_points))
     noise_rng = _rng("functional-noise", kind, split, seed)
     t_query = None
     if kind == "function_on_function":
