@@ -100,7 +100,8 @@ def fno_1d(in_channels: int = 1, out_channels: int = 1, *, preset: str = "cpu", 
     """The 1D FNO (:class:`zoo_nn.operators.FNO1d`): ``(B, C_in, s) -> (B, C_out, s)`` at any ``s``.
 
     ``preset``: ``"cpu"`` (modes 16, width 32, 4 layers) or ``"paper"`` (modes 16, width 64, 4 layers);
-    keyword overrides (``modes``, ``width``, ``layers``, ``projection``, ``padding``, ``endpoint``) win.
+    keyword overrides (``modes``, ``width``, ``layers``, ``projection``, ``padding``, ``endpoint``,
+    ``spectral_init``) win.
 
     >>> import torch
     >>> fno_1d(preset="paper").width, fno_1d()(torch.zeros(2, 1, 128)).shape
