@@ -114,6 +114,17 @@ def test_eval_set_means_builder_arguments_as_in_create(capsys):
     assert "--task-arg expects KEY=VALUE" in capsys.readouterr().err
 
 
+def test_eval_options_with_their_own_flag_may_come_as_task_args_once(capsys):
+    from zoo.cli import main
+
+    # before: `--task-arg steps=2` ended in "got multiple values for keyword argument 'steps'" (a TypeError traceback)
+    assert main(["eval", "fixture_mlp", "--task-arg", "steps=2", "--task-arg", "seed=3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["config"]["steps"] == 2 and out["config"]["seed"] == 3
+    assert main(["eval", "fixture_mlp", "--steps", "2", "--task-arg", "steps=3"]) == 2
+    assert "steps given twice: by --steps and by --task-arg steps=...; keep one" in capsys.readouterr().err
+
+
 def test_eval_of_a_plugin_id_evaluates_its_first_model_and_says_so(capsys):
     from zoo.cli import main
 

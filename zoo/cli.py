@@ -192,11 +192,18 @@ def cmd_eval(a: argparse.Namespace) -> int:
     from .evaluation import evaluate
 
     kwargs = _kv(a.task_arg, "--task-arg")
-    if a.out:
-        kwargs["out_dir"] = a.out
+    # options that have their own flag may also come as --task-arg (the task's describe() lists them): one source each
+    own = {"steps": ("--steps", a.steps), "budget_s": ("--budget", a.budget), "seed": ("--seed", a.seed),
+           "out_dir": ("--out", a.out), "device": ("--device", a.device)}
+    for key, (flag, value) in own.items():
+        if key in kwargs and value is not None:
+            raise ZooError(f"{key} given twice: by {flag} and by --task-arg {key}=...; keep one")
+    opts = {key: kwargs.pop(key, value) for key, (_, value) in own.items()}
     a.name = _plugin_to_model(a.name, a.task)
-    result = evaluate(a.name, task=a.task, steps=a.steps, budget_s=a.budget, seed=a.seed,
-                      pretrained=a.pretrained, progress=_progress(a), model_args=_kv(a.set), device=a.device, **kwargs)
+    result = evaluate(a.name, task=a.task, steps=opts["steps"], budget_s=opts["budget_s"],
+                      seed=0 if opts["seed"] is None else opts["seed"], pretrained=a.pretrained, progress=_progress(a),
+                      model_args=_kv(a.set), device=opts["device"], **({"out_dir": opts["out_dir"]} if opts["out_dir"]
+                                                                        else {}), **kwargs)
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun, rank 0 reports
         return 0
     if a.json:
@@ -429,7 +436,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--task", help="evaluate on this task instead of the model's own")
     s.add_argument("--steps", type=int, help="training steps for models without weights (default: the task's)")
     s.add_argument("--budget", type=float, help="seconds of training per model")
-    s.add_argument("--seed", type=int, default=0, help="seed of the data split, initialisation and batches (default 0)")
+    s.add_argument("--seed", type=int, default=None, help="seed of the data split, initialisation and batches (default 0)")
     s.add_argument("--pretrained", action="store_true", default=None, help="load weights (default: tags, hf-hub:, local-dir:)")
     s.add_argument("--out", help="folder for figures the task writes (PNG; tasks that draw them, e.g. image_fit)")
     s.add_argument("--set", action="append", metavar="KEY=VALUE",
