@@ -114,3 +114,14 @@ def test_cli_lists_describes_and_analyzes(tmp_path):
     assert os.path.isfile(data["result"]["artifacts"]["cka"])
     bad = run("analyze", "nope", "fixture_mlp")
     assert bad.returncode != 0 and "unknown tool 'nope'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_the_conformance_kit_imports_every_tool_a_plugin_registers(monkeypatch):
+    from zoo import registry, testing
+
+    spec, plugin = registry.tool("fixture_cka")
+    broken = ToolSpec(name=spec.name, function="zoo_fixture.no_such_module:cka", paper=spec.paper)
+    monkeypatch.setattr(registry, "tool", lambda name: (broken, plugin))
+    # before: check_plugin never looked at tools, and refused a plugin that registers only tools ("registers nothing")
+    with pytest.raises(testing.ConformanceError, match="tool fixture_cka: importing zoo_fixture.no_such_module:cka"):
+        testing.check_plugin(plugin, hub=False)

@@ -297,12 +297,16 @@ def check_plugin(plugin_id: str, *, overrides: dict[str, dict[str, Any]] | None 
     _require(status is not None, f"plugin {plugin_id} is not installed (pip install it; `zoo plugins` lists the "
                                  "installed ones)")
     _require(status.state == "ok", f"plugin {plugin_id} is {status.state}: {status.error}")
-    _require(status.models or status.tasks, f"plugin {plugin_id} registers nothing")
+    _require(status.models or status.tasks or status.tools, f"plugin {plugin_id} registers nothing")
     unknown = sorted(set(overrides or {}) - set(status.models))
     _require(not unknown, f"overrides name models that plugin {plugin_id} does not register: {unknown}")
     check_no_torch_import(status.module.split(":", 1)[0].split("[", 1)[0].strip())
     claim = registry.catalog().claims.get(plugin_id)
     if claim is not None:
         _step(f"plugin {plugin_id}: importing its reproduce entry point {claim.reproduce}", resolve_target, claim.reproduce)
+    for name in status.tools:  # a tool's function must import and be callable (its statistics are the plugin's tests)
+        spec, _ = registry.tool(name)
+        fn = _step(f"tool {name}: importing {spec.function}", resolve_target, spec.function)
+        _require(callable(fn), f"tool {name}: {spec.function} is not callable")
     for name in status.models:
         check_model(name, overrides=(overrides or {}).get(name), hub=hub, device=device)

@@ -43,6 +43,23 @@ def test_recall_answers_are_the_values_stored_with_the_query():
         D.recall_batch(1, 65, rng=np.random.default_rng(0))
 
 
+def test_recall_update_answers_the_latest_value_and_needs_overwriting():
+    ids, ans = D.recall_batch(256, 6, rng=np.random.default_rng(3), repeats=2)
+    assert ids.shape == (256, 2 * 12 + 2)
+    first_value = []
+    for row, a in zip(ids, ans, strict=True):
+        keys, values = list(row[0:24:2]), list(row[1:24:2])
+        assert set(keys[6:]) <= set(keys[:6]) and len(set(keys[:6])) == 6  # every key stored, then re-stored
+        assert values[max(j for j, k in enumerate(keys) if k == row[-1])] == a  # the latest assignment
+        first_value.append(values[keys.index(row[-1])])
+    assert 0.4 < np.mean(np.array(first_value) != ans) < 0.8  # an add-only memory that keeps the first value fails often
+    np.testing.assert_array_equal(D.recall_batch(8, 5, rng=np.random.default_rng(4))[1],
+                                  D.recall_batch(8, 5, rng=np.random.default_rng(4), repeats=1)[1])
+    r = T.evaluate(T.build_baseline("lstm", mode="recall_update", params=20_000), mode="recall_update", steps=2,
+                   baselines=[], test_sizes=(4, 16), n_test=8)
+    assert {"acc@4", "acc@16"} <= set(r.metrics) and r.config["assignments_per_key"] == 2
+
+
 def test_pointer_targets_close_with_end_then_padding():
     x, t = D.pointer_batch("hull", 8, 9, rng=np.random.default_rng(3))
     for row, tgt in zip(x, t, strict=True):

@@ -39,25 +39,40 @@ class RecallVocab:
         return self.n_keys + self.n_values + 1
 
 
-def recall_batch(batch: int, pairs: int, *, rng: np.random.Generator,
-                 vocab: RecallVocab = RecallVocab()) -> tuple[np.ndarray, np.ndarray]:
-    """``(ids (batch, 2 * pairs + 2) int64, answers (batch,) int64)``: ``k1 v1 ... kS vS Q q``; the answer is the
-    value token stored with key ``q``.
+def recall_batch(batch: int, pairs: int, *, rng: np.random.Generator, vocab: RecallVocab = RecallVocab(),
+                 repeats: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids (batch, 2 * repeats * pairs + 2) int64, answers (batch,) int64)``: ``k1 v1 ... kM vM Q q``; the answer is
+    the value stored last with key ``q``.
+
+    ``repeats = 1``: ``pairs`` distinct keys, each stored once. ``repeats > 1`` (the update setting of Schlag et al.
+    2021, §4.1 setting 2): the ``pairs`` distinct keys are stored once each, then ``(repeats - 1) * pairs`` more
+    assignments re-store randomly chosen ones with new values, so a memory must overwrite, not only add.
 
     >>> ids, ans = recall_batch(2, 3, rng=np.random.default_rng(0))
     >>> ids.shape, bool(all(ids[i, 1 + 2 * list(ids[i, 0:6:2]).index(ids[i, -1])] == ans[i] for i in range(2)))
     ((2, 8), True)
+    >>> ids, ans = recall_batch(1, 3, rng=np.random.default_rng(0), repeats=2)
+    >>> ids.shape, int(ans[0]) == int(ids[0, 1 + 2 * max(j for j in range(6) if ids[0, 2 * j] == ids[0, -1])])
+    ((1, 14), True)
     """
     if pairs < 1 or pairs > vocab.n_keys:
         raise ValueError(f"recall needs 1 <= pairs <= n_keys ({vocab.n_keys}) distinct keys; got {pairs}")
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    total = repeats * pairs
     keys = np.argsort(rng.random((batch, vocab.n_keys)), axis=1)[:, :pairs]
-    values = vocab.n_keys + rng.integers(0, vocab.n_values, size=(batch, pairs))
+    values = vocab.n_keys + rng.integers(0, vocab.n_values, size=(batch, total))
     which = rng.integers(0, pairs, size=batch)
-    ids = np.empty((batch, 2 * pairs + 2), dtype=np.int64)
-    ids[:, 0:2 * pairs:2], ids[:, 1:2 * pairs:2] = keys, values
+    query = keys[np.arange(batch), which]
+    if repeats > 1:
+        again = keys[np.arange(batch)[:, None], rng.integers(0, pairs, size=(batch, total - pairs))]
+        keys = np.concatenate([keys, again], axis=1)
+    ids = np.empty((batch, 2 * total + 2), dtype=np.int64)
+    ids[:, 0:2 * total:2], ids[:, 1:2 * total:2] = keys, values
     ids[:, -2] = vocab.query
-    ids[:, -1] = keys[np.arange(batch), which]
-    return ids, values[np.arange(batch), which].astype(np.int64)
+    ids[:, -1] = query
+    last = total - 1 - np.argmax((keys == query[:, None])[:, ::-1], axis=1)  # the last assignment of the query key
+    return ids, values[np.arange(batch), last].astype(np.int64)
 
 
 # ------------------------------------------------------------------------------------------ pointer problems

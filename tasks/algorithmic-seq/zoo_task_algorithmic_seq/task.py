@@ -2,7 +2,9 @@
 
 Modes and contracts (a model declares which by its ``input_kind`` attribute):
 
-* ``recall`` (``input_kind = "tokens"``, the default): ``model(ids (B, T) long) -> logits (B, T, vocab)``; the answer is
+* ``recall`` (``input_kind = "tokens"``, the default) and ``recall_update`` (the same with every key re-stored: after
+  the S keys are stored once, S more assignments give random ones new values; the answer is the latest, so a memory
+  must overwrite; Schlag et al. 2021 §4.1 setting 2): ``model(ids (B, T) long) -> logits (B, T, vocab)``; the answer is
   read at the last position. Trained on 1..``train_sizes`` pairs, tested at every ``test_sizes`` pair count (the
   capacity curve of fast-weight memories). Baselines ``transformer`` and ``lstm`` at the model's parameter count.
 * ``sort``, ``hull``, ``tsp`` (``input_kind = "points"``): ``model(points (B, N, d), targets (B, M)) -> logprobs
@@ -35,11 +37,15 @@ from . import data as D
 from .baselines import RecallLSTM, RecallTransformer, Seq2SeqAttention
 
 NAME = "algorithmic_seq"
-MODES = ("recall", "sort", "hull", "tsp", "subleq")
-KIND = {"recall": "tokens", "sort": "points", "hull": "points", "tsp": "points", "subleq": "machine"}
+MODES = ("recall", "recall_update", "sort", "hull", "tsp", "subleq")
+RECALL_MODES = ("recall", "recall_update")
+UPDATE_REPEATS = 2  # recall_update: every key stored once, then as many re-stores of random keys with new values
+KIND = {"recall": "tokens", "recall_update": "tokens", "sort": "points", "hull": "points", "tsp": "points",
+        "subleq": "machine"}
 BASELINES = {"transformer": "recall", "lstm": "recall", "seq2seq": "pointer"}
-TRAIN_SIZES = {"recall": (1, 8), "sort": (5, 10), "hull": (5, 10), "tsp": (5, 8)}
-TEST_SIZES = {"recall": (4, 8, 16, 32), "sort": (5, 10, 15, 20), "hull": (5, 10, 15, 20), "tsp": (5, 6, 7, 8)}
+TRAIN_SIZES = {"recall": (1, 8), "recall_update": (1, 8), "sort": (5, 10), "hull": (5, 10), "tsp": (5, 8)}
+TEST_SIZES = {"recall": (4, 8, 16, 32), "recall_update": (4, 8, 16, 32), "sort": (5, 10, 15, 20), "hull": (5, 10, 15, 20),
+              "tsp": (5, 6, 7, 8)}
 DEFAULT_STEPS = 600
 BATCH_SIZE = 64
 LR = 1e-3
@@ -60,15 +66,15 @@ def mode_of(model: nn.Module) -> str:
 
 # ------------------------------------------------------------------------------------------ training and scoring
 def _batch(mode: str, size: int, batch: int, rng: np.random.Generator, dev: torch.device) -> tuple:
-    if mode == "recall":
-        ids, ans = D.recall_batch(batch, size, rng=rng, vocab=VOCAB)
+    if mode in RECALL_MODES:
+        ids, ans = D.recall_batch(batch, size, rng=rng, vocab=VOCAB, repeats=UPDATE_REPEATS if mode == "recall_update" else 1)
         return torch.from_numpy(ids).to(dev), torch.from_numpy(ans).to(dev)
     x, t = D.pointer_batch(mode, batch, size, rng=rng)
     return torch.from_numpy(x).to(dev), torch.from_numpy(t).to(dev)
 
 
 def _loss(model: nn.Module, mode: str, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    if mode == "recall":
+    if mode in RECALL_MODES:
         return F.cross_entropy(model(inputs)[:, -1], targets)
     logp = model(inputs, targets)
     return F.nll_loss(logp.reshape(-1, logp.shape[-1]), targets.reshape(-1), ignore_index=D.PAD)
@@ -124,7 +130,7 @@ def score(model: nn.Module, mode: str, size: int, *, n: int = N_TEST, seed: int 
     rng = np.random.default_rng(10_000 + 97 * seed + size)  # never the training stream
     dev = model_device(model)
     model.eval()
-    if mode == "recall":
+    if mode in RECALL_MODES:
         ids, ans = _batch(mode, size, n, rng, dev)
         pred = model(ids)[:, -1].argmax(-1)
         return {"acc": float((pred == ans).float().mean())}
@@ -193,9 +199,10 @@ def build_baseline(name: str, *, params: int | None = None, data: Any = None, se
     if name not in BASELINES:
         raise ValueError(f"{NAME}: unknown baseline {name!r}; choose from {sorted(BASELINES)}")
     want = BASELINES[name]
-    if (want == "recall") != (mode == "recall") or mode == "subleq":
+    if (want == "recall") != (mode in RECALL_MODES) or mode == "subleq":
         raise ValueError(f"{NAME}: baseline {name!r} is for {want} modes, not {mode!r}")
-    longest = 2 * max(TEST_SIZES["recall"] + (options.get("max_pairs", 0),)) + 2
+    repeats = UPDATE_REPEATS if mode == "recall_update" else 1
+    longest = 2 * repeats * max(TEST_SIZES["recall"] + (options.get("max_pairs", 0),)) + 2
 
     def build(w: int) -> nn.Module:
         if name == "transformer":
@@ -251,12 +258,13 @@ def describe(*, mode: str = "recall", steps: int | None = None, budget_s: float 
         steps = DEFAULT_STEPS
     return {"mode": mode, "train_sizes": list(train_sizes or TRAIN_SIZES[mode]),
             "test_sizes": list(test_sizes or TEST_SIZES[mode]),
-            "size": "key-value pairs" if mode == "recall" else "points", "steps": steps, "budget_s": budget_s,
+            "size": "distinct keys" if mode in RECALL_MODES else "points", "steps": steps, "budget_s": budget_s,
             "optimizer": "Adam", "lr": lr, "batch_size": batch_size, "grad_clip": 1.0, "n_test": n_test,
-            "vocab": {"keys": VOCAB.n_keys, "values": VOCAB.n_values} if mode == "recall" else None,
-            "metrics": {"recall": ["acc"], "sort": ["acc", "token_acc"], "hull": ["acc", "area"],
+            "vocab": {"keys": VOCAB.n_keys, "values": VOCAB.n_values} if mode in RECALL_MODES else None,
+            **({"assignments_per_key": UPDATE_REPEATS} if mode == "recall_update" else {}),
+            "metrics": {"recall": ["acc"], "recall_update": ["acc"], "sort": ["acc", "token_acc"], "hull": ["acc", "area"],
                         "tsp": ["acc", "valid", "length_ratio"]}[mode],
-            "baselines": [b for b, k in BASELINES.items() if (k == "recall") == (mode == "recall")]}
+            "baselines": [b for b, k in BASELINES.items() if (k == "recall") == (mode in RECALL_MODES)]}
 
 
 def _row(model: nn.Module, mode: str, sizes: Sequence[int], n_test: int, seed: int) -> dict[str, float]:
@@ -276,7 +284,7 @@ def _plot(rows: dict[str, dict[str, float]], sizes: Sequence[int], mode: str, pa
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for name, m in rows.items():
         ax.plot(list(sizes), [m.get(f"acc@{s}", float("nan")) for s in sizes], marker="o", label=name)
-    ax.set_xlabel("key-value pairs" if mode == "recall" else "points")
+    ax.set_xlabel("distinct keys" if mode in RECALL_MODES else "points")
     ax.set_ylabel("accuracy")
     ax.set_ylim(-0.02, 1.02)
     ax.set_title(f"{NAME} {mode}: length generalisation")
@@ -324,7 +332,7 @@ def evaluate(model: nn.Module, *, mode: str | None = None, steps: int | None = N
     rows = {}
     for b in names:
         base = build_baseline(b, params=params or None, seed=seed, mode=mode,
-                              max_pairs=max(sizes) if mode == "recall" else 0).to(model_device(model))
+                              max_pairs=max(sizes) if mode in RECALL_MODES else 0).to(model_device(model))
         m = {"params": float(count_params(base)), **train(base, mode, progress=f"train {b}" if progress else None, **fit)}
         m.update(_row(base, mode, sizes, n_test, seed))
         rows[b] = m
