@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 import zoo
@@ -51,8 +53,14 @@ def test_catalogued_but_not_installed_gives_pip_line(monkeypatch):
 
 
 def test_planned_paper_says_no_plugin_yet():
+    import yaml
+
+    papers = yaml.safe_load((Path(__file__).parents[1] / "registry.yaml").read_text())["papers"]
+    planned = [p["id"] for p in papers if p["status"] == "planned"]
+    if not planned:
+        pytest.skip("every paper has a plugin or a theory entry")
     with pytest.raises(zoo.ModelNotFound, match="no plugin ships it yet"):
-        zoo.create("waves-mil-vulloc")
+        zoo.create(planned[0])
 
 
 def test_overrides_checked_against_signature():

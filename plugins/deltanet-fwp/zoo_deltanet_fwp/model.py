@@ -53,8 +53,11 @@ PRESETS = {"cpu": CPU, "paper": PAPER}
 def dpfp(x: torch.Tensor, nu: int = 1) -> torch.Tensor:
     """DPFP-``nu`` features of ``x (..., d)``: ``(..., 2 nu d)``, non-negative (not yet normalised).
 
+    Feature ``i`` of block ``nu`` is ``r_i r_{i - nu}`` (indices mod 2d): the paper's products ``r_i r_{i + nu}``, in a
+    rotated order.
+
     >>> dpfp(torch.tensor([[1.0, -2.0]]), nu=1)  # r = relu([1, -2, -1, 2]) = [1, 0, 0, 2]; r * roll(r, 1)
-    tensor([[0., 0., 0., 2.]])
+    tensor([[2., 0., 0., 0.]])
     """
     if nu < 1:
         raise ValueError(f"dpfp: nu must be >= 1 (the paper uses 1, 2, 3), got {nu}")

@@ -93,7 +93,7 @@ class Doc2Formal(nn.Module):
     >>> pairs = [Pair("Remove the file at path.", "os.remove(path)", "os"),
     ...          Pair("Join two path parts.", "os.path.join(a, b)", "os")] * 4
     >>> fig = m.fit(pairs, steps=20, seed=0)
-    >>> m.rank("remove it", ["os.path.join(a, b)", "os.remove(path)"]).argmax()
+    >>> int(m.rank("remove it", ["os.path.join(a, b)", "os.remove(path)"]).argmax())
     1
     """
 
