@@ -208,3 +208,28 @@ def test_a_short_mixed_run_learns_the_infill_format_a_causal_run_does_not():
             logits = m(probe[:, :-1], sentinels=True)
         losses[p] = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), probe[:, 1:].reshape(-1)).item()
     assert losses[0.5] < losses[0.0] - 0.5
+
+
+def test_converted_weights_give_transformers_codegen_logits():
+    """The converter and the forward pass side by side with the package people would otherwise use: a randomly
+    initialised ``transformers`` ``CodeGenForCausalLM`` (the architecture of the CodeGen2 releases), its state dict
+    converted by ``from_hf_names``, gives the same logits here (no checkpoint downloaded: the weights are random)."""
+    transformers = pytest.importorskip("transformers")
+    from zoo_codegen2.hub import config_from_hf, from_hf_names
+
+    cfg = transformers.CodeGenConfig(vocab_size=120, n_positions=64, n_ctx=64, n_embd=64, n_layer=2, n_head=8,
+                                     rotary_dim=4, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                                     tie_word_embeddings=False, bos_token_id=0, eos_token_id=0)
+    torch.manual_seed(0)
+    hf = transformers.CodeGenForCausalLM(cfg).eval()
+    with torch.no_grad():
+        for p in hf.parameters():
+            p.normal_(0, 0.2)  # larger than the default init, so every block matters to the logits
+    args = config_from_hf(cfg.to_dict())
+    ours = CodeGen2(**args).eval()
+    ours.load_state_dict(from_hf_names(hf.state_dict(), args["heads"]), strict=True)
+    ids = torch.randint(0, 120, (2, 20))
+    with torch.no_grad():
+        want, got = hf(ids).logits, ours(ids, sentinels=True)
+    assert want.abs().max() > 0.5
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
