@@ -126,3 +126,15 @@ def test_a_plugin_that_states_no_claim_is_a_catalogue_without_a_verdict():
     data = registry_file.build(Path(__file__).resolve().parent.parent / "registry.yaml")
     entry = next(p for p in data["papers"] if p.get("plugin", p["id"]) == "activation-catalog")
     assert entry["status"] == "catalogue" and "reproduction" not in entry
+
+
+def test_a_claim_is_measured_or_says_why_not():
+    from zoo.specs import ClaimSpec
+
+    assert ClaimSpec(plugin="p", claim="c", not_measured="the graphs come from an unpinned search").reproduce == ""
+    with pytest.raises(ValueError, match="not_measured takes the reason"):
+        ClaimSpec(plugin="p", claim="c", reproduce="pkg.mod:CLAIM", not_measured="why")
+    with pytest.raises(ValueError, match="not_measured takes the reason"):
+        ClaimSpec(plugin="p", claim="c", not_measured="  ")
+    with pytest.raises(ValueError):
+        ClaimSpec(plugin="p", claim="c")  # neither a reproduce entry point nor a reason

@@ -347,6 +347,10 @@ def reproduce(plugin_id: str, *, quick: bool = False, seeds: Sequence[int] | Non
     from . import registry
 
     spec = registry.claim(plugin_id)
+    if spec.not_measured is not None:
+        from .errors import ClaimNotFound
+
+        raise ClaimNotFound(f"plugin {plugin_id} ships part of its method and measures no claim: {spec.not_measured}")
     target = resolve(spec.reproduce)
     if not isinstance(target, Claim):
         raise TypeError(f"{spec.reproduce} must be a zoo.claims.Claim, got {type(target).__name__}")

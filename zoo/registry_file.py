@@ -116,7 +116,13 @@ def build(path: str | os.PathLike = "registry.yaml", catalog_md: str | os.PathLi
                 if prev.get(key):
                     entry[key] = prev[key]
             repro = entry.get("reproduction")
-            if status is not None and status.state == "ok" and pid not in cat.claims:
+            claim = cat.claims.get(pid)
+            if status is not None and status.state == "ok" and claim is not None and claim.not_measured is not None:
+                # a method that could be pinned down only in part: what ships is exact, the claim is not measured
+                entry.pop("reproduction", None)
+                entry["status"] = "partial"
+                entry["reason"] = claim.not_measured
+            elif status is not None and status.state == "ok" and pid not in cat.claims:
                 # a catalogue (a survey's functions, say): it ships models or tools but states no claim: no verdict
                 entry.pop("reproduction", None)
                 entry["status"] = "catalogue"
@@ -159,7 +165,8 @@ def plugin_table(data: dict[str, Any]) -> str:
         models = ", ".join([f"`{m}`" + "".join(f" `.{t}`" for t in v["tags"]) for m, v in p.get("models", {}).items()]
                            + [f"tool `{t}`" for t in p.get("tools", [])])
         repro = p.get("reproduction") or {}
-        outcome = _outcome(repro) if repro else "not run"
+        outcome = _outcome(repro) if repro else ("not measured: the method ships in part (registry.yaml says what is "
+                                                 "missing)" if p["status"] == "partial" else "not run")
         outcome = outcome.replace("|", "/").replace("\n", " ")
         plugin = p.get("plugin", p["id"])
         rows.append(f"| [`{plugin}`]({p['path']}) | #{p['catalog']} {p['title']} | {models} | "

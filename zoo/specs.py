@@ -149,16 +149,26 @@ class TaskSpec:
 
 @dataclass(frozen=True)
 class ClaimSpec:
-    """A paper's claim in small-scale form, and the function that measures it (``zoo reproduce ID``)."""
+    """A paper's claim in small-scale form, and the function that measures it (``zoo reproduce ID``).
+
+    ``not_measured`` (instead of ``reproduce``): why the claim cannot be measured here, for a plugin that ships only
+    the part of a method that could be pinned down exactly; registry.yaml then says ``partial`` with this reason.
+    """
 
     plugin: str
     claim: str
-    reproduce: str
+    reproduce: str = ""
     task: str | None = None
     paper: Paper | None = None
     budget_s: float = 180.0
+    not_measured: str | None = None
 
     def __post_init__(self) -> None:
+        if self.not_measured is not None:
+            if self.reproduce or not self.not_measured.strip():
+                raise ValueError(f"ClaimSpec({self.plugin}): not_measured takes the reason the claim is not measured, "
+                                 "and then no reproduce entry point")
+            return
         _check_target(f"ClaimSpec({self.plugin}).reproduce", self.reproduce)
 
 

@@ -302,7 +302,7 @@ def check_plugin(plugin_id: str, *, overrides: dict[str, dict[str, Any]] | None 
     _require(not unknown, f"overrides name models that plugin {plugin_id} does not register: {unknown}")
     check_no_torch_import(status.module.split(":", 1)[0].split("[", 1)[0].strip())
     claim = registry.catalog().claims.get(plugin_id)
-    if claim is not None:
+    if claim is not None and claim.not_measured is None:
         _step(f"plugin {plugin_id}: importing its reproduce entry point {claim.reproduce}", resolve_target, claim.reproduce)
     for name in status.tools:  # a tool's function must import and be callable (its statistics are the plugin's tests)
         spec, _ = registry.tool(name)

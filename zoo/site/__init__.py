@@ -48,7 +48,7 @@ __all__ = ["build_site", "load_leaderboards", "slug"]
 
 HERE = Path(__file__).resolve().parent
 MARKER = ".zoo-site"  # written into every built folder: a rebuild only ever clears a folder that has it
-STATUS_ORDER = ("reproduced", "inconclusive", "not-reproduced", "plugin", "catalogue", "planned", "theory")
+STATUS_ORDER = ("reproduced", "inconclusive", "not-reproduced", "plugin", "catalogue", "partial", "planned", "theory")
 
 
 def slug(name: str) -> str:
