@@ -80,6 +80,6 @@ def test_presets():
 def test_quick_reproduction_runs_and_rows_differ():
     result = run_claim(REPRODUCTION, quick=True)
     rows = result.rows
-    assert set(rows) == {"fwp_delta_lm", "fwp_additive_lm", "transformer"}
+    assert set(rows) == {"fwp_delta_lm", "fwp_additive_lm", "transformer", "fwp_delta_update", "fwp_additive_update"}
     assert rows["fwp_delta_lm"]["final_train_loss"]["mean"] != rows["fwp_additive_lm"]["final_train_loss"]["mean"]
     assert abs(rows["transformer"]["params"]["mean"] / rows["fwp_delta_lm"]["params"]["mean"] - 1) < 0.1
