@@ -20,10 +20,10 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # `zoo list` writes its cache through here: no typing import
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import BinaryIO
+    from collections.abc import Callable, Iterator
+    from typing import Any, BinaryIO
 
-__all__ = ["atomic_path", "atomic_writer", "atomic_write_bytes", "atomic_write_text"]
+__all__ = ["atomic_path", "atomic_writer", "atomic_write_bytes", "atomic_write_text", "cached_arrays"]
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -97,3 +97,32 @@ def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "ut
                       tmp_dir: str | os.PathLike | None = None) -> None:
     """Replace ``path`` with ``text`` atomically, encoded with ``encoding`` (no newline translation)."""
     atomic_write_bytes(path, text.encode(encoding), tmp_dir=tmp_dir)
+
+
+def cached_arrays(path: str | os.PathLike, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The numpy arrays stored at ``path`` (an ``.npz`` file, read with ``allow_pickle=False``), or ``compute()``'s,
+    written there atomically for next time. An unreadable file is recomputed and replaced; a cache that cannot be
+    written (read-only) only costs the recomputation. Tasks name ``path`` by a hash of what the arrays depend on.
+
+    >>> import pathlib, tempfile, numpy as np
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     first = cached_arrays(pathlib.Path(d) / "x.npz", lambda: {"a": np.arange(3)})
+    ...     again = cached_arrays(pathlib.Path(d) / "x.npz", lambda: 1 / 0)  # read back: compute is not called
+    >>> again["a"].tolist()
+    [0, 1, 2]
+    """
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {name: z[name] for name in z.files}
+    except (OSError, ValueError, KeyError, EOFError):
+        pass  # missing or unreadable: recompute and replace
+    arrays = compute()
+    try:
+        with atomic_writer(path) as f:  # a file object: np.savez would append ".npz" to a name
+            np.savez(f, **arrays)
+    except OSError:
+        pass
+    return arrays
+

@@ -51,6 +51,8 @@ import os
 
 import numpy as np
 
+from zoo.fileio import cached_arrays
+
 DATA_VERSION = 2
 PROBLEMS = ("burgers", "darcy", "darcy_lognormal", "antiderivative", "poisson")
 SPLITS = ("train", "test")
@@ -348,20 +350,7 @@ def _cache_key(**kwargs) -> str:
 
 def _cached(name: str, compute, **kwargs) -> dict:
     path = os.path.join(cache_folder(), f"{name}-{_cache_key(name=name, **kwargs)}.npz")
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return {key: z[key] for key in z.files}
-    except (OSError, ValueError, KeyError, EOFError):
-        pass  # missing or unreadable: recompute and replace
-    arrays = compute()
-    try:
-        from zoo.fileio import atomic_path
-
-        with atomic_path(path) as tmp, open(tmp, "wb") as f:  # a file object: np.savez would append ".npz" to a name
-            np.savez(f, **arrays)
-    except OSError:
-        pass  # a read-only cache only costs the recomputation
-    return arrays
+    return cached_arrays(path, compute)
 
 
 @functools.lru_cache(maxsize=16)

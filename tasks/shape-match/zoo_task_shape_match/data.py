@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from zoo.fileio import cached_arrays
+
 from . import shapes, spectral
 
 DATA_VERSION = 4
@@ -54,20 +56,7 @@ def cache_folder() -> str:
 def _cached(compute, **key) -> dict[str, np.ndarray]:
     text = json.dumps({"version": DATA_VERSION, **key}, sort_keys=True)
     path = os.path.join(cache_folder(), f"shapes-{hashlib.sha256(text.encode()).hexdigest()[:24]}.npz")
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return {name: z[name] for name in z.files}
-    except (OSError, ValueError, KeyError, EOFError):
-        pass  # missing or unreadable: recompute and replace
-    arrays = compute()
-    try:
-        from zoo.fileio import atomic_path
-
-        with atomic_path(path) as tmp, open(tmp, "wb") as f:  # a file object: np.savez would append ".npz" to a name
-            np.savez(f, **arrays)
-    except OSError:
-        pass  # a read-only cache only costs the recomputation
-    return arrays
+    return cached_arrays(path, compute)
 
 
 @functools.lru_cache(maxsize=16)
