@@ -90,6 +90,20 @@ def package_dir(package: str, needed_by: str, install: str) -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+def check_choice(task: str, what: str, value: Any, choices: Iterable[Any]) -> None:
+    """Raise ``ValueError`` naming the task, the bad ``value`` and the valid ``choices`` unless ``value`` is one.
+
+    >>> check_choice("digits_classify", "mode", "fit", ("fit", "probe"))
+    >>> check_choice("digits_classify", "mode", "fti", ("fit", "probe"))
+    Traceback (most recent call last):
+    ...
+    ValueError: digits_classify: unknown mode 'fti'; choose from fit, probe
+    """
+    choices = list(choices)
+    if value not in choices:
+        raise ValueError(f"{task}: unknown {what} {value!r}; choose from {', '.join(map(str, choices))}")
+
+
 def count_params(model: nn.Module) -> int:
     """The parameter count zoo compares models by: trainable parameters, each tensor once.
 

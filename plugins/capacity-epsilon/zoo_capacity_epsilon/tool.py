@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from zoo.figures import pyplot, save_figure
+
 from .capacity import DEFAULT_C, capacity, epsilon_estimate, pairwise_cosines
 
 
@@ -46,10 +48,7 @@ def capacity_tool(acts: Any, *, layers: Any = None, c: float = DEFAULT_C, eps: f
 
 
 def _plot(acts: Any, names: list[str], ests: dict[str, Any], path: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for i, name in enumerate(names):
@@ -59,11 +58,7 @@ def _plot(acts: Any, names: list[str], ests: dict[str, Any], path: str) -> str:
     ax.set_xlabel("pairwise cosine similarity")
     ax.set_title("cosine distribution; dashed: epsilon")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 __all__ = ["epsilon_tool", "capacity_tool"]

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from zoo.figures import pyplot, save_figure
+
 from . import ssm as _ssm
 
 
@@ -42,10 +44,7 @@ def similarity_of_similarity(acts: Any, *, responses: Any = "responses", layers:
 
 
 def _plot(res: dict[str, Any], path: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     names = res["layers"]
     x = np.arange(len(names))
@@ -58,8 +57,4 @@ def _plot(res: dict[str, Any], path: str) -> str:
     ax.set_ylabel("SSM (similarity of similarity matrices)")
     ax.set_title(f"pseudo-depth {res['pseudo_depth']:.2f} ({res['best_layer']})")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from zoo.figures import pyplot, save_figure
+
 KINDS = ("linear", "xor4")
 BITS = {"linear": 5, "xor4": 4}
 
@@ -120,10 +122,7 @@ def make_features(n: int, kinds: Sequence[str] = ("linear", "xor4"), *, n_bits: 
 
 
 def _plot(layers: dict[str, dict[str, Any]], feats: list[str], path: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     names = list(layers)
@@ -134,8 +133,4 @@ def _plot(layers: dict[str, dict[str, Any]], feats: list[str], path: str) -> str
     ax.set_ylabel("share of variance explained")
     ax.set_ylim(0, 1)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

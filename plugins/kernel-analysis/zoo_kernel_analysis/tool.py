@@ -6,6 +6,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from zoo.figures import pyplot, save_figure
+
 from .kernel import SCALES, kernel_analysis_curve
 
 
@@ -28,10 +30,7 @@ def kernel_analysis(acts: Any, *, layers: Sequence[str] | str | None = None, d_m
 
 
 def _plot(results: dict[str, dict[str, Any]], loss: str, path: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for name, r in results.items():
@@ -41,8 +40,4 @@ def _plot(results: dict[str, dict[str, Any]], loss: str, path: str) -> str:
     ax.set_ylabel("leave-one-out " + ("error" if loss == "error" else "squared loss"))
     ax.set_title("kernel analysis")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from zoo.figures import pyplot, save_figure
+
 from .boolean import EXACT_LIMIT, fourier
 
 
@@ -146,17 +148,10 @@ def holdout_tool(acts: Any, *, x: str = "x", y: str = "y", unit: int = 0, k: int
 
 
 def _plot(inf: list[float], path: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
     ax.bar(range(len(inf)), inf)
     ax.set_xlabel("input bit")
     ax.set_ylabel("influence")
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from zoo.figures import pyplot, save_figure
+
 METHODS = ("mean_diff", "mi", "l1")
 MIN_PER_CLASS = 4
 
@@ -203,10 +205,7 @@ def sparse_probe(acts: Any, *, feature: str | None = None, positive: Sequence[An
 
 
 def _plot(layers: dict[str, dict[str, Any]], path: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     styles = {"mean_diff": "-", "mi": "--", "l1": ":"}
@@ -220,8 +219,4 @@ def _plot(layers: dict[str, dict[str, Any]], path: str) -> str:
     ax.set_ylim(0, 1.02)
     ax.set_title("sparse probing: F1 vs k")
     ax.legend(fontsize=6)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from zoo.activations import ActivationSet
+from zoo.figures import pyplot, save_figure
 
 from .similarity import METHODS, MIN_SAMPLES, layer_matrix, neuron_alignment_pair
 
@@ -141,17 +142,8 @@ def layer_similarity(acts: Any, *, other: Any = None, method: str = "linear_cka"
     return out
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _heatmap(m: np.ndarray, rows: list[str], cols: list[str], ma: str, mb: str, method: str, path: str) -> str:
-    plt = _plt()
+    plt = pyplot()
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fig, ax = plt.subplots(figsize=(1.2 + 0.6 * len(cols), 1.0 + 0.5 * len(rows)))
     im = ax.imshow(m, vmin=min(0.0, float(m.min())), vmax=1.0, cmap="viridis")
@@ -163,14 +155,11 @@ def _heatmap(m: np.ndarray, rows: list[str], cols: list[str], ma: str, mb: str, 
         for j in range(m.shape[1]):
             ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=7, color="w" if m[i, j] < 0.6 else "k")
     fig.colorbar(im, ax=ax, label=method)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 def _bar(res: dict[str, dict[str, float]], path: str) -> str:
-    plt = _plt()
+    plt = pyplot()
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     keys = list(res)
     fig, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(keys) + 2), 3.2))
@@ -180,7 +169,4 @@ def _bar(res: dict[str, dict[str, float]], path: str) -> str:
     ax.set_xticks(range(len(keys)), keys, rotation=45, ha="right", fontsize=7)
     ax.set_ylim(0, 1)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110)

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from zoo.figures import pyplot, save_figure
+
 from .value_aware import KERNELS, compare
 
 
@@ -54,10 +56,7 @@ def value_aware_error(acts: Any, *, q: str = "q", k: str = "k", v: str = "v", he
 
 
 def _plot(results: dict[str, dict[str, float]], rs: list[int], path: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     labels = list(dict.fromkeys(key.split("/r=")[0] for key in results))
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
@@ -69,8 +68,4 @@ def _plot(results: dict[str, dict[str, float]], rs: list[int], path: str) -> str
     ax.set_ylabel("relative output error")
     ax.set_title("top-r (dashed) vs value-aware (solid)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

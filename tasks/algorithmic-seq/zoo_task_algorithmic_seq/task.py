@@ -31,7 +31,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from zoo.task import Result, count_params, match_width, model_device, run_budget
+from zoo.figures import pyplot, save_figure
+from zoo.task import Result, check_choice, count_params, match_width, model_device, run_budget
 
 from . import data as D
 from .baselines import RecallLSTM, RecallTransformer, Seq2SeqAttention
@@ -52,11 +53,6 @@ LR = 1e-3
 N_TEST = 256
 SUBLEQ_CASES = 20
 VOCAB = D.RecallVocab()
-
-
-def _check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise ValueError(f"{NAME}: unknown mode {mode!r}; choose from {', '.join(MODES)}")
 
 
 def mode_of(model: nn.Module) -> str:
@@ -84,7 +80,7 @@ def train(model: nn.Module, mode: str, *, steps: int | None = DEFAULT_STEPS, bud
           seed: int = 0, sizes: tuple[int, int] | None = None, batch_size: int = BATCH_SIZE, lr: float = LR,
           progress: str | None = None) -> dict[str, float]:
     """Train ``model`` in place on ``mode``'s problems of sizes ``sizes`` (inclusive range); ``run_budget``'s figures."""
-    _check_mode(mode)
+    check_choice(NAME, "mode", mode, MODES)
     if mode == "subleq":
         raise ValueError(f"{NAME}: subleq machines are built, not trained")
     lo, hi = sizes or TRAIN_SIZES[mode]
@@ -126,7 +122,7 @@ def _until_end(row: Sequence[int], n: int) -> list[int]:
 @torch.no_grad()
 def score(model: nn.Module, mode: str, size: int, *, n: int = N_TEST, seed: int = 0) -> dict[str, float]:
     """``mode``'s metrics at problem size ``size`` on ``n`` fresh seeded problems (see the module docstring)."""
-    _check_mode(mode)
+    check_choice(NAME, "mode", mode, MODES)
     rng = np.random.default_rng(10_000 + 97 * seed + size)  # never the training stream
     dev = model_device(model)
     model.eval()
@@ -250,7 +246,7 @@ def describe(*, mode: str = "recall", steps: int | None = None, budget_s: float 
              train_sizes: tuple[int, int] | None = None, test_sizes: Sequence[int] | None = None,
              batch_size: int = BATCH_SIZE, lr: float = LR, n_test: int = N_TEST) -> dict[str, Any]:
     """The protocol ``evaluate`` runs with these options."""
-    _check_mode(mode)
+    check_choice(NAME, "mode", mode, MODES)
     if mode == "subleq":
         return {"mode": mode, "programs": sorted(D.PROGRAMS), "cases_per_program": SUBLEQ_CASES,
                 "reference": "data.run, the Python SUBLEQ interpreter; a run passes when the whole memory matches"}
@@ -276,10 +272,7 @@ def _row(model: nn.Module, mode: str, sizes: Sequence[int], n_test: int, seed: i
 
 
 def _plot(rows: dict[str, dict[str, float]], sizes: Sequence[int], mode: str, path: Path) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for name, m in rows.items():
@@ -289,11 +282,7 @@ def _plot(rows: dict[str, dict[str, float]], sizes: Sequence[int], mode: str, pa
     ax.set_ylim(-0.02, 1.02)
     ax.set_title(f"{NAME} {mode}: length generalisation")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return str(path)
+    return save_figure(fig, path)
 
 
 def evaluate(model: nn.Module, *, mode: str | None = None, steps: int | None = None, budget_s: float | None = None,
@@ -305,7 +294,7 @@ def evaluate(model: nn.Module, *, mode: str | None = None, steps: int | None = N
     baselines at its parameter count; ``out_dir`` receives the length-generalisation curve (PNG)."""
     t0 = time.perf_counter()
     mode = mode or mode_of(model)
-    _check_mode(mode)
+    check_choice(NAME, "mode", mode, MODES)
     kind = getattr(model, "input_kind", "tokens")
     if kind != KIND[mode]:
         raise ValueError(f"{NAME}: mode {mode!r} takes {KIND[mode]} models; this one declares input_kind={kind!r} "

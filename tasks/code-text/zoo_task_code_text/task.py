@@ -26,7 +26,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from zoo.task import Result, count_params, match_width, model_device, run_budget
+from zoo.task import Result, check_choice, count_params, match_width, model_device, run_budget
 
 from . import data as D
 from .baselines import AttentionMIL, LexicalRanker, MeanBag
@@ -40,11 +40,6 @@ N_INFILL = 100
 N_VUL = {"train": 2000, "test": 500}
 LR = 1e-3
 BATCH = 32
-
-
-def _check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise ValueError(f"{NAME}: unknown mode {mode!r}; choose from {', '.join(MODES)}")
 
 
 def mode_of(model: Any) -> str:
@@ -227,7 +222,7 @@ def check_output(model: Any, output: Any) -> None:
 
 def describe(*, mode: str = "doc2sig", steps: int | None = None, budget_s: float | None = None,
              n_infill: int = N_INFILL) -> dict[str, Any]:
-    _check_mode(mode)
+    check_choice(NAME, "mode", mode, MODES)
     if steps is None and budget_s is None:
         steps = DEFAULT_STEPS[mode]
     base = {"mode": mode, "steps": steps, "budget_s": budget_s,
@@ -252,7 +247,7 @@ def evaluate(model: Any, *, mode: str | None = None, steps: int | None = None, b
     """Score ``model`` on ``mode`` (default: its kind's) next to the mode's baselines."""
     t0 = time.perf_counter()
     mode = mode or mode_of(model)
-    _check_mode(mode)
+    check_choice(NAME, "mode", mode, MODES)
     kind = getattr(model, "input_kind", "tokens")
     if kind != KIND[mode]:
         raise ValueError(f"{NAME}: mode {mode!r} takes {KIND[mode]} models; this one declares input_kind={kind!r}")

@@ -54,6 +54,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from zoo.figures import pyplot
+from zoo.figures import save_figure as write_png
 from zoo.task import Result, count_params, match_params, model_device, run_budget
 from zoo_nn.inr import FourierFeatureMLP, Siren
 
@@ -583,10 +585,7 @@ def describe(*, image: str = "camera", size: int | None = None, mode: str = "fit
 
 def save_figure(path: str | Path, target: torch.Tensor, recon: torch.Tensor, title: str = "") -> str:
     """Write a PNG of target | reconstruction | absolute error for (H, W, C) or (T, H, W, C) images (curves for (N, C))."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     if target.ndim == 4:  # video: the middle frame
         target, recon = target[target.shape[0] // 2], recon[recon.shape[0] // 2]
@@ -597,7 +596,7 @@ def save_figure(path: str | Path, target: torch.Tensor, recon: torch.Tensor, tit
         ax.plot(r, linestyle="--", label="reconstruction")
         ax.set_title(title)
         ax.legend(loc="upper right")
-        return _save(fig, path)
+        return write_png(fig, path)
     err = abs(t - r).mean(-1)
     gray = t.shape[-1] == 1
     fig, axes = plt.subplots(1, 3, figsize=(9, 3.3))
@@ -609,18 +608,7 @@ def save_figure(path: str | Path, target: torch.Tensor, recon: torch.Tensor, tit
         ax.set_title(label)
         ax.axis("off")
     fig.suptitle(title)
-    return _save(fig, path)
-
-
-def _save(fig, path: str | Path) -> str:
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return str(path)
+    return write_png(fig, path)
 
 
 def _check_channels(model: nn.Module, signal: ImageSignal) -> None:

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from zoo.figures import pyplot, save_figure
+
 PANELS = ("input", "target", "prediction", "error")
 EXAMPLES = 3  # test functions drawn per figure (1D: overlaid curves; 2D: side by side)
 
@@ -19,10 +21,7 @@ def save_examples(out_dir: Path, preds: dict[int, tuple[Any, torch.Tensor]], *, 
                   title: str = "") -> dict[str, str]:
     """Write the four panels at every resolution of ``preds`` (``{res: (OperatorData, prediction)}``; a points
     model's prediction (n, N, C) is put back on the grid); return ``{"<panel>_<res>": path}``."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -53,7 +52,5 @@ def save_examples(out_dir: Path, preds: dict[int, tuple[Any, torch.Tensor]], *, 
                 fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8)
             fig.suptitle(f"{title}: {panel} at {res} points" + (" per axis" if f.ndim == 3 else ""), fontsize=9)
             path = out_dir / f"{panel}_{res}.png"
-            fig.savefig(path, dpi=90)
-            plt.close(fig)
-            paths[f"{panel}_{res}"] = str(path)
+            paths[f"{panel}_{res}"] = save_figure(fig, path, dpi=90, tight=False)
     return paths

@@ -39,7 +39,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from zoo.task import Result, count_params, model_device
+from zoo.task import Result, check_choice, count_params, model_device
 
 from . import semantics as S
 from . import syntax as Y
@@ -206,11 +206,6 @@ def score_inversion(model: Any, data: Dataset) -> dict[str, float]:
             "shorter_or_equal": float(np.mean([r <= 1 for r in ratios])) if ratios else float("nan")}
 
 
-def _check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise ValueError(f"{NAME}: unknown mode {mode!r}; choose from {', '.join(MODES)}")
-
-
 def mode_of(model: Any) -> str:
     kind = getattr(model, "input_kind", "formula")
     for mode, k in KIND.items():
@@ -221,7 +216,7 @@ def mode_of(model: Any) -> str:
 
 def describe(*, mode: str = "embed", steps: int | None = None, epochs: int = DEFAULT_EPOCHS, **options: Any) -> dict[str, Any]:
     """The settings a run uses (data sizes, generator, measure, budget)."""
-    _check_mode(mode)
+    check_choice(NAME, "mode", mode, MODES)
     sizes = {**DEFAULTS, **{k: int(v) for k, v in options.items() if k in DEFAULTS}}
     out = {"mode": mode, **sizes, "baselines": [b for b, m in BASELINES.items() if m == mode],
            "generator": {"leaf_prob": S.LEAF_PROB, "anchor_leaf_prob": S.ANCHOR_LEAF_PROB, "max_range": S.MAX_RANGE,
@@ -248,7 +243,7 @@ def evaluate(model: Any, *, mode: str | None = None, steps: int | None = None, b
     del budget_s, progress
     t0 = time.perf_counter()
     mode = mode or mode_of(model)
-    _check_mode(mode)
+    check_choice(NAME, "mode", mode, MODES)
     kind = getattr(model, "input_kind", "formula")
     if kind != KIND[mode]:
         raise ValueError(f"{NAME}: mode {mode!r} takes {KIND[mode]!r} models; this one declares input_kind={kind!r}")

@@ -35,6 +35,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from zoo.figures import pyplot, save_figure
 from zoo.task import Result, count_params, model_device, run_budget
 
 from . import data as D_
@@ -174,10 +175,7 @@ def evaluate(model: nn.Module, *, steps: int | None = None, budget_s: float | No
 
 def plot(path: Path, contexts: Sequence[int], rows: dict[str, dict[str, float]], *, title: str) -> str:
     """The r-vs-context curve of each row (``ridge_full`` dashed: it does not depend on the context size)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, m in rows.items():
@@ -187,11 +185,7 @@ def plot(path: Path, contexts: Sequence[int], rows: dict[str, dict[str, float]],
     ax.minorticks_off()
     ax.set(xlabel="context size (shots)", ylabel="Pearson r on held-out images", title=title)
     ax.legend(fontsize=7)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return str(path)
+    return save_figure(fig, path)
 
 
 def example_input() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

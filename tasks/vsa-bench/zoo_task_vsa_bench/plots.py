@@ -4,29 +4,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt
+from zoo.figures import pyplot, save_figure
 
 
 def _save(fig, path: str | Path) -> str:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    _plt().close(fig)
-    return str(path)
+    return save_figure(fig, path)
 
 
 def curves(path: str | Path, x: Sequence[float], series: Mapping[str, Sequence[float]], *, xlabel: str, ylabel: str,
            title: str, dashed: Sequence[str] = (), logy: bool = True, hline: float | None = None) -> str:
     """One line per series over ``x`` (log2 x-axis); series named in ``dashed`` (bounds, references) are dashed."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, ys in series.items():
         ys = [max(float(v), 1e-6) for v in ys] if logy else [float(v) for v in ys]
@@ -43,7 +31,7 @@ def curves(path: str | Path, x: Sequence[float], series: Mapping[str, Sequence[f
 
 def histogram(path: str | Path, values: Mapping[str, Sequence[float]], *, xlabel: str, title: str) -> str:
     """Overlaid histograms, one per entry (e.g. iterations to converge per model)."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, v in values.items():
         ax.hist(list(v), bins=30, alpha=0.5, label=label)
