@@ -58,8 +58,8 @@ def test_baselines_fit_and_the_contract():
     assert mf.model_embeddings().shape == (30, 6)
     with pytest.raises(ValueError, match="n_models=30"):
         task.evaluate(BestSingle(12, 24), baselines=[])
-    with pytest.raises(ValueError, match="issue 17"):
-        task.evaluate(BestSingle(30, 24), mode="ctr", baselines=[])
+    with pytest.raises(ValueError, match="input_kind"):
+        task.evaluate(BestSingle(30, 24), mode="ctr", dataset="synthetic", baselines=[])
     with pytest.raises(ValueError, match="choose from"):
         build_baseline("xgboost")
     with pytest.raises(AssertionError, match="logits"):

@@ -1,6 +1,6 @@
-"""zoo task distribution: tabular_ctr: prediction over tables of outcomes. Now its ``matrix`` mode (a synthetic
-model x question correctness matrix: correctness prediction, routing, a planted-trait probe); the table/CTR modes
-are issue 17's.
+"""zoo task distribution: tabular_ctr: prediction over tables of outcomes. Modes: ``matrix`` (a synthetic model x
+question correctness matrix: correctness prediction, routing, a planted-trait probe), ``table`` (real and synthetic
+tables: regression and classification) and ``ctr`` (click-through with behaviour histories).
 
 Torch-free on import: the task code lives in its modules, imported when a task runs.
 """
