@@ -248,7 +248,11 @@ def activations(model: Any, inputs: Any, *, layers: str | Sequence[str] | None =
         raise ValueError(f"unknown pooling {pool!r}; choose from {list(POOLS)}")
     chosen = _choose_layers(model, layers)
     modules = dict(model.named_modules())
-    got: dict[str, list[np.ndarray]] = {n: [] for n in chosen}
+    n_inputs, batches = _batches(inputs, batch_size)
+    # each layer's rows go straight into one preallocated array (no list of batches to concatenate: half the peak
+    # memory, one copy less)
+    got: dict[str, np.ndarray] = {}
+    filled = dict.fromkeys(chosen, 0)
 
     def keep(name: str, out: Any) -> None:
         t = _first_tensor(out)
@@ -260,29 +264,41 @@ def activations(model: Any, inputs: Any, *, layers: str | Sequence[str] | None =
         elif x.ndim == 3 and pool is not None:
             x = {"mean": lambda v: v.mean(1), "first": lambda v: v[:, 0], "last": lambda v: v[:, -1],
                  "flatten": lambda v: v.flatten(1)}[pool](x)
-        got[name].append(x.cpu().numpy())
+        arr, start = x.cpu().numpy(), filled[name]
+        if name not in got:
+            got[name] = np.empty((n_inputs, *arr.shape[1:]), dtype=np.float32)
+        if arr.shape[1:] != got[name].shape[1:] or start + arr.shape[0] > n_inputs:
+            raise ValueError(f"layer {name!r} gave {tuple(arr.shape)} with {start} of {n_inputs} rows already kept "
+                             f"as {tuple(got[name].shape[1:])}: a layer must run once per forward pass with one row "
+                             "per input and the same shape in every batch; choose another layer or pool it "
+                             "(pool='mean')")
+        got[name][start:start + arr.shape[0]] = arr
+        filled[name] = start + arr.shape[0]
 
     hooks = [modules[n].register_forward_hook(lambda _m, _i, out, n=n: keep(n, out)) for n in chosen if n != "output"]
     dev = model_device(model)
     was = model.training
     model.eval()
     try:
-        n_inputs, batches = _batches(inputs, batch_size)
         with torch.no_grad():
             for args in batches:
                 args = tuple(a.to(dev) if isinstance(a, torch.Tensor) else a for a in args)
                 out = model(*args)
-                if "output" in got:
+                if "output" in filled:
                     keep("output", out)
     finally:
         for h in hooks:
             h.remove()
         model.train(was)
-    missing = [n for n, parts in got.items() if not parts]
+    missing = [n for n in chosen if not filled[n]]
     if missing:
         raise ValueError(f"layers {missing} never ran in the forward pass of {type(model).__name__}; choose layers "
                          "the forward uses (zoo.activations.layer_names(model) lists them all)")
-    layers_out = {n: np.concatenate(parts) for n, parts in got.items()}
+    short = {n: k for n, k in filled.items() if k != n_inputs}
+    if short:
+        raise ValueError(f"layers {sorted(short)} kept {sorted(set(short.values()))} rows for {n_inputs} inputs: they "
+                         "ran in only some forward passes; choose layers every forward pass uses")
+    layers_out = {n: got[n] for n in chosen}
     prov = getattr(model, "zoo", None)
     meta = {"model": getattr(prov, "id", None) or type(model).__name__, "layers": chosen, "pool": pool,
             "n": n_inputs}
