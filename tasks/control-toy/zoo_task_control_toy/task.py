@@ -20,6 +20,11 @@
   reward functions per family; ``return`` is the mean over the held-out goal and linear families (``return_mlp`` is
   reported: a family seen in pretraining). Baselines ``goal_conditioned`` (goal = best sample, at the model's
   parameter count), ``per_task`` (value iteration on the nearest-sample reward) and ``random``.
+* ``pixels`` (``input_kind = "pixels"``): online RL from rendered (3, 6, 6) frames with two reward objects,
+  stationary and reward-switching variants (see ``pixels.py``). Contract: ``forward(frames (B, 3, 6, 6)) -> (B, 5)``
+  action values (the task acts epsilon-greedily on them), ``update(frames, actions, rewards, next_frames, dones)``
+  after every step. Metrics ``return``, ``return_switch``, ``adapt``, ``pre_switch`` (reward per step). Baselines
+  ``pixel_dqn`` (MLP Q-network at the model's parameter count, replay, target network) and ``random``.
 """
 from __future__ import annotations
 
@@ -35,12 +40,13 @@ from torch import nn
 from zoo.task import Result, count_params, match_width, status
 
 from . import data as D
+from . import pixels as P
 from .baselines import GoalConditioned, LinUCB, NeuralUCB, PerTaskVI, RandomBandit, RandomPolicy
 
 NAME = "control_toy"
-MODES = ("bandit", "gridworld")
+MODES = ("bandit", "gridworld", "pixels")
 BASELINES = {"linucb": "bandit", "neural_ucb": "bandit", "random": "both", "goal_conditioned": "gridworld",
-             "per_task": "gridworld"}
+             "per_task": "gridworld", "pixel_dqn": "pixels"}
 PRETRAIN_STEPS = 2000
 N_SAMPLES = 32
 N_EVAL = 64
@@ -161,7 +167,7 @@ def build_baseline(name: str, *, params: int | None = None, data: Any = None, se
     _check_mode(mode)
     if name not in BASELINES:
         raise ValueError(f"{NAME}: unknown baseline {name!r}; choose from {sorted(BASELINES)}")
-    if BASELINES[name] not in ("both", mode):
+    if BASELINES[name] not in ("both", mode) and not (name == "random" and mode == "pixels"):
         raise ValueError(f"{NAME}: baseline {name!r} is for mode {BASELINES[name]!r}, not {mode!r}")
     torch.manual_seed(seed)
     if mode == "bandit":
@@ -176,6 +182,12 @@ def build_baseline(name: str, *, params: int | None = None, data: Any = None, se
         width = match_width(build_nucb, params, lo=2) if params else 24
         torch.manual_seed(seed)
         return build_nucb(width)
+    if mode == "pixels":
+        if name == "random":
+            return P.RandomPixels()
+        width = match_width(lambda w: P.PixelDQN(width=w), params, lo=2) if params else 64
+        torch.manual_seed(seed)
+        return P.PixelDQN(width=width)
     if name == "random":
         return RandomPolicy()
     if name == "per_task":
@@ -189,6 +201,8 @@ def build_baseline(name: str, *, params: int | None = None, data: Any = None, se
 def example_input(model: nn.Module | None = None) -> Any:
     """Bandit models: contexts (10, 8, 16); gridworld models: (states (2, 32, 66), rewards (2, 32), s (2, 66))."""
     gen = torch.Generator().manual_seed(0)
+    if getattr(model, "input_kind", "bandit") == "pixels":
+        return P.PixelGrid(2, seed=0).render()
     if getattr(model, "input_kind", "bandit") == "gridworld":
         cells = torch.randint(0, D.N_STATES, (2, N_SAMPLES), generator=gen)
         feats = torch.as_tensor(D.state_features())
@@ -198,8 +212,8 @@ def example_input(model: nn.Module | None = None) -> Any:
 
 def check_output(model: nn.Module, output: Any) -> None:
     kind = getattr(model, "input_kind", "bandit")
-    want = (2, len(D.ACTIONS)) if kind == "gridworld" else (D.BANDIT["n_tasks"], D.BANDIT["n_arms"])
-    what = "action logits (B, 5)" if kind == "gridworld" else "arm scores (M, K)"
+    want = (2, len(D.ACTIONS)) if kind in ("gridworld", "pixels") else (D.BANDIT["n_tasks"], D.BANDIT["n_arms"])
+    what = "action logits (B, 5)" if kind in ("gridworld", "pixels") else "arm scores (M, K)"
     if not isinstance(output, torch.Tensor) or tuple(output.shape) != want:
         got = tuple(output.shape) if isinstance(output, torch.Tensor) else type(output).__name__
         raise AssertionError(f"{NAME}: a {kind} model must return {what} = {want}, got {got}")
@@ -219,6 +233,10 @@ def describe(*, mode: str = "bandit", steps: int | None = None, n_samples: int =
         return {"mode": mode, **cfg, "phi_star": "relu(x W1 + b1) W2, random, shared by all tasks",
                 "means": "theta_i . phi*(x), standardised", "action": "argmax of scores per task",
                 "metrics": ["regret", "regret@half", "late_rate"], "baselines": ["linucb", "neural_ucb", "random"]}
+    if mode == "pixels":
+        if bandit:
+            raise ValueError(f"{NAME}: pixels takes steps; not {sorted(bandit)}")
+        return P.describe_pixels(steps)
     if bandit:
         raise ValueError(f"{NAME}: gridworld takes steps, n_samples, n_eval; not {sorted(bandit)}")
     return {"mode": mode, "grid": f"{D.SIZE}x{D.SIZE}", "actions": list(D.ACTIONS), "gamma": D.GAMMA,
@@ -252,6 +270,13 @@ def evaluate(model: nn.Module, *, mode: str | None = None, steps: int | None = N
             base = build_baseline(b, params=params or None, seed=seed, mode=mode, n_tasks=cfg["n_tasks"], dim=cfg["dim"])
             rows[b] = {"params": float(count_params(base)), **run_bandit(base, problem)}
         return Result(task=NAME, metrics=metrics, baselines=rows, n=cfg["rounds"] * cfg["n_tasks"],
+                      seconds=time.perf_counter() - t0, config={**settings, "seed": seed})
+    if mode == "pixels":
+        metrics = {"params": float(params), **P.evaluate_pixels(model, steps=steps, seed=seed)}
+        for b in names:
+            base = build_baseline(b, params=params or None, seed=seed, mode=mode)
+            rows[b] = {"params": float(count_params(base)), **P.evaluate_pixels(base, steps=steps, seed=seed)}
+        return Result(task=NAME, metrics=metrics, baselines=rows, n=settings["steps"] * P.N_ENVS * 2,
                       seconds=time.perf_counter() - t0, config={**settings, "seed": seed})
     data = offline_data(seed, n_samples)
     if train_model is None:
