@@ -15,7 +15,6 @@ read the same forward pass) and the seconds each side takes to collect them (one
 """
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import tempfile
@@ -155,19 +154,7 @@ def orchestrate(a) -> None:
     rounds = 1 if a.quick else a.rounds
     s = dict(SETTINGS, **(QUICK if a.quick else {}))
     with tempfile.TemporaryDirectory(prefix="zoo-peer-nnsight-") as tmp:
-        folder = Path(tmp)
-        f = folder / "prep.json"
-        f.write_text(json.dumps({"dir": tmp, "settings": s, "seeds": list(range(rounds))}))
-        peerlib.run_side(peerlib.OURS_PYTHON, __file__, "prep", f)
-
-        def side(python: str, name: str):
-            def run(r: int) -> dict:
-                g = folder / f"in-{name}-{r}.json"
-                g.write_text(json.dumps({"dir": tmp, "settings": s, "seed": r}))
-                return peerlib.run_side(python, __file__, name, g)
-            return run
-
-        runs = peerlib.interleave({"ours": side(peerlib.OURS_PYTHON, "ours"), "peer": side(peer_py, "peer")}, rounds)
+        runs = peerlib.prep_and_rounds(__file__, peer_py, Path(tmp), s, rounds)
         cmp = compare(runs)
     so, sp = [r["seconds"] for r in runs["ours"]], [r["seconds"] for r in runs["peer"]]
     ver_ours = peerlib.versions(peerlib.OURS_PYTHON, ["torch", "zoo-core"])

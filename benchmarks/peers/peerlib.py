@@ -43,7 +43,7 @@ TORCH_PIN = "torch==2.14.1"  # the version this machine installs from disk; a pe
 OURS_PYTHON = str(Path(sys.executable))  # the orchestrator runs with the zoo venv's python
 
 __all__ = ["ProcResult", "paired", "summary", "ensure_env", "versions", "run_side", "interleave", "write_section",
-           "side_main", "peer_env_vars", "OURS_PYTHON", "ROOT", "load_now", "quartiles", "spread",
+           "side_main", "peer_env_vars", "prep_and_rounds", "OURS_PYTHON", "ROOT", "load_now", "quartiles", "spread",
            "machine"]
 
 
@@ -129,6 +129,24 @@ def interleave(sides: dict[str, Callable[[int], dict]], rounds: int) -> dict[str
         for n in order:
             out[n].append(sides[n](r))
     return out
+
+
+def prep_and_rounds(script: str | Path, peer_python: str, folder: Path, settings: dict, rounds: int
+                    ) -> dict[str, list[dict]]:
+    """Side ``prep`` (ours) on ``{"dir", "settings", "seeds"}``, then ``rounds`` interleaved rounds of sides ``ours``
+    and ``peer`` on ``{"dir", "settings", "seed"}`` (seed = round), inputs through JSON files in ``folder``."""
+    f = folder / "prep.json"
+    f.write_text(json.dumps({"dir": str(folder), "settings": settings, "seeds": list(range(rounds))}))
+    run_side(OURS_PYTHON, script, "prep", f)
+
+    def side(python: str, name: str) -> Callable[[int], dict]:
+        def run(r: int) -> dict:
+            g = folder / f"in-{name}-{r}.json"
+            g.write_text(json.dumps({"dir": str(folder), "settings": settings, "seed": r}))
+            return run_side(python, script, name, g)
+        return run
+
+    return interleave({"ours": side(OURS_PYTHON, "ours"), "peer": side(peer_python, "peer")}, rounds)
 
 
 def prep_rounds_score(script: str | Path, peer_python: str, base: dict, folder: Path, rounds: int
