@@ -51,6 +51,8 @@ from torch.nn import functional as F
 
 from zoo.task import Result, count_params, match_width, model_device, status, torch_threads
 
+from .task import _encoder_size as _baseline_size  # task.py imports this module lazily: no cycle
+
 SIZE, BALL, PADDLE_H, LEFT_X, RIGHT_X = 32, 2, 6, 1, 30
 BALL_MAX, PADDLE_MAX = SIZE - BALL, SIZE - PADDLE_H  # top-left coordinates lie in [0, BALL_MAX] / [0, PADDLE_MAX]
 PADDLE_LEVEL, BALL_LEVEL = 153, 255  # uint8 intensities (0.6 and 1.0 after /255)
@@ -527,16 +529,6 @@ def run(model: nn.Module, *, steps: int | None = None, seed: int = 0, baselines:
                   seconds=time.perf_counter() - t0, config=config)
 
 
-def _baseline_size(model: nn.Module, baseline_params: Any) -> int | None:
-    if baseline_params == "encoder":
-        enc = getattr(model, "encoder", None)
-        return count_params(enc if isinstance(enc, nn.Module) else model) or None
-    if baseline_params == "model":
-        return count_params(model) or None
-    if baseline_params is None or isinstance(baseline_params, int):
-        return baseline_params
-    raise ValueError(f"ssl_probe pong mode: baseline_params must be 'encoder', 'model', a parameter count or None, "
-                     f"got {baseline_params!r}")
 
 
 def example_input() -> torch.Tensor:
