@@ -145,3 +145,30 @@ def test_spearman_rsa_matches_scipy_with_ties():
     a, b = sim.rdm(x, "euclidean")[iu], sim.rdm(y, "euclidean")[iu]
     assert len(np.unique(a)) < len(a)
     assert sim.rsa(x, y, metric="euclidean") == pytest.approx(spearmanr(a, b)[0], abs=1e-12)
+
+
+def test_shapes_planted_concepts_masks_and_held_out_pairs() -> None:
+    from zoo_task_rep_metrics import shapes as S
+
+    d = S.shapes_data(200, seed=3, noise=0.0)
+    x, m, c = d["x"], d["masks"], d["concepts"]
+    # the object's pixels carry its colour's channels only, the background is exactly 0 without noise
+    assert np.all(x.sum(1)[~m] == 0)
+    rgb = (x.sum((2, 3)) / m.sum((1, 2))[:, None]) > 0.5
+    np.testing.assert_array_equal(rgb, S._RGB[c[:, 1]] > 0)
+    # the object sits in its quadrant
+    ys, xs = np.nonzero(m[0])
+    assert (ys.mean() >= 8) == (c[0, 2] >= 2) and (xs.mean() >= 8) == (c[0, 2] % 2 == 1)
+    # a square of radius r covers more pixels than the cross of the same radius
+    sq = S._masks(np.array([0, 3]), np.array([7.5, 7.5], np.float32), np.array([7.5, 7.5], np.float32),
+                  np.array([3.0, 3.0], np.float32))
+    assert sq[0].sum() == 36 and sq[1].sum() < sq[0].sum()
+    train, test = S.split_pairs(4, seed=1)
+    assert not set(train) & set(test) and len(set(train) | set(test)) == 16
+    assert {s for s, _ in train} == {0, 1, 2, 3} and {k for _, k in train} == {0, 1, 2, 3}
+    held = S.shapes_data(50, seed=0, pairs=test)["concepts"][:, :2]
+    assert {tuple(p) for p in held} <= set(test)
+    with pytest.raises(ValueError, match="n_heldout"):
+        S.split_pairs(5)
+    with pytest.raises(ValueError, match="index outside"):
+        S.shapes_data(4, pairs=[(0, 9)])
