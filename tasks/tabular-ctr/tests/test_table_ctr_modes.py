@@ -91,6 +91,20 @@ def test_table_mode_runs_and_names_its_errors():
         task.check_output(mlp, torch.zeros(4, 2))
 
 
+def test_table_mode_scores_a_pretrained_model_as_it_is():
+    t = tables.load_table("breast_cancer")
+    torch.manual_seed(0)
+    net = TableMLP(**t.info(), width=16)
+    trained = task.evaluate(net, mode="table", dataset="breast_cancer", epochs=5, lr=1e-2, baselines=[])
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    again = task.evaluate(net, mode="table", dataset="breast_cancer", baselines=[], train_model=False)
+    assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())
+    assert again.config["trained"] is False and trained.config["trained"] is True and again.metrics["epochs"] == 0
+    assert again.metrics["auc"] == pytest.approx(trained.metrics["auc"], abs=1e-12)
+    with pytest.raises(ValueError, match="pretrained tag is scored on the table it was trained on"):
+        task.evaluate(net, mode="table", dataset="diabetes", baselines=[], train_model=False)
+
+
 def test_synthetic_ctr_log_is_seeded_time_split_and_follows_its_model():
     d = ctr_data.ctr_data("synthetic")
     assert d.info() == {"n_items": 201, "n_dense": 1}

@@ -111,7 +111,8 @@ def fit_dims(model: nn.Module, t: Table, *, seed: int, rebuild: Callable[..., nn
     if rebuild is not None:
         torch.manual_seed(seed)
         return rebuild(**want)
-    raise ValueError(f"{NAME}: dataset {t.name!r} needs a model built with {want}; this one has {have}")
+    raise ValueError(f"{NAME}: dataset {t.name!r} needs a model built with {want}; this one has {have} "
+                     "(a pretrained tag is scored on the table it was trained on; create the bare model to train one)")
 
 
 def build_table_baseline(name: str, dataset: str, *, params: int | None = None, seed: int = 0, width: int = 128,
@@ -132,9 +133,14 @@ def build_table_baseline(name: str, dataset: str, *, params: int | None = None, 
     return build(w)
 
 
-def run_table(model: nn.Module, t: Table, *, seed: int, **train_kw: Any) -> dict[str, float]:
-    """``train_table`` then ``score_table``, with ``params``."""
-    fit = train_table(model, t, seed=seed, **train_kw)
+def run_table(model: nn.Module, t: Table, *, seed: int, train: bool = True, **train_kw: Any) -> dict[str, float]:
+    """``train_table`` (unless ``train`` is False: a pretrained model is scored as it is) then ``score_table``, with
+    ``params``."""
+    if train:
+        fit = train_table(model, t, seed=seed, **train_kw)
+    else:
+        model.eval()
+        fit = {"epochs": 0.0, "val_loss": float(_loss(t, predict(model, t, t.val), t.val.y))}
     return {**score_table(model, t), "params": float(count_params(model)), **fit}
 
 

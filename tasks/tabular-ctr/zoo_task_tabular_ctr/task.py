@@ -154,11 +154,14 @@ def evaluate(model: nn.Module, *, mode: str = "matrix", seed: int = 0, steps: in
              lr: float | None = None, weight_decay: float | None = None, baselines: Sequence[str] | None = None,
              dataset: str | None = None, epochs: int | None = None, patience: int | None = None,
              numeric: str = "standard", out_dir: str | None = None, budget_s: float | None = None,
-             progress: bool = False, rebuild: Callable[..., nn.Module] | None = None) -> Result:
+             progress: bool = False, rebuild: Callable[..., nn.Module] | None = None,
+             train_model: bool | None = None) -> Result:
     """Train (or fit) ``model`` on the mode's training part and score it and the baselines (default: all of the
     mode's) on the held-out part; see the module docstring. ``steps`` is the matrix mode's, ``dataset``, ``epochs``,
     ``patience`` (table) and ``numeric`` (table) the others'. ``out_dir``, ``budget_s`` are accepted for the Task
-    protocol and unused; ``rebuild`` builds a zoo model for the chosen dataset."""
+    protocol and unused; ``rebuild`` builds a zoo model for the chosen dataset. Table mode: ``train_model=None``
+    trains unless zoo loaded pretrained weights (a tag such as ``mlp_plr.california_housing`` is scored as it is;
+    its dataset must be the one it was trained on)."""
     del out_dir, budget_s, progress
     if mode not in MODES:
         raise ValueError(f"{NAME}: mode={mode!r}; choose from {tuple(MODES)}")
@@ -187,8 +190,10 @@ def evaluate(model: nn.Module, *, mode: str = "matrix", seed: int = 0, steps: in
         kw = {"epochs": epochs or T.EPOCHS, "batch": batch or T.BATCH, "lr": lr or T.LR,
               "weight_decay": T.WEIGHT_DECAY if weight_decay is None else weight_decay,
               "patience": patience or T.PATIENCE}
-        model = T.fit_dims(model, t, seed=seed, rebuild=rebuild)
-        metrics = T.run_table(model, t, seed=seed, **kw)
+        if train_model is None:
+            train_model = not getattr(getattr(model, "zoo", None), "pretrained", False)
+        model = T.fit_dims(model, t, seed=seed, rebuild=rebuild if train_model else None)
+        metrics = T.run_table(model, t, seed=seed, train=train_model, **kw)
         base = {b: T.run_table(T.build_table_baseline(b, dataset, params=count_params(model) or None, seed=seed,
                                                       numeric=numeric), t, seed=seed, **kw) for b in names}
         n = len(t.test.y)
@@ -206,6 +211,8 @@ def evaluate(model: nn.Module, *, mode: str = "matrix", seed: int = 0, steps: in
                              **kw) for b in names}
         n = len(d.test.y)
     config = {"mode": mode, "dataset": dataset, "seed": seed, **kw}
+    if mode == "table":
+        config["trained"] = bool(train_model)
     return Result(task=NAME, metrics=metrics, baselines=base, n=n, seconds=time.perf_counter() - t0, config=config)
 
 
