@@ -162,3 +162,19 @@ def test_presets_and_errors():
 def test_registered():
     assert isinstance(zoo.create("crate_mae", **TINY), MaskedAutoencoder)
     assert zoo.create("mae_vit", **TINY).kind == "vit"
+
+
+def test_pretrained_fashion_mnist_tag_reconstructs_better_than_its_untrained_twin():
+    from zoo_task_ssl_probe import data
+
+    tag = zoo.create("crate_mae.fashion_mnist", pretrained=True)
+    assert tag.zoo.pretrained and (tag.img_size, tag.patch) == (28, 4)
+    untrained = zoo.create("crate_mae", img_size=28, patch=4)
+    x = data.fashion_mnist().x_test[:256]
+    g = torch.Generator().manual_seed(0)
+    mask = tag.random_mask(len(x), generator=g)
+    with torch.no_grad():
+        err = {name: float(m.masked_loss(x, mask)) for name, m in (("tag", tag), ("untrained", untrained))}
+        feats = tag.encode(x)
+    assert err["tag"] < 0.5 * err["untrained"], err
+    assert feats.shape == (256, tag.dim) and torch.isfinite(feats).all()

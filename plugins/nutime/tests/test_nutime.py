@@ -116,3 +116,14 @@ def test_any_length_and_channels():
 def test_registered():
     assert isinstance(zoo.create("nutime", **TINY), NuTime)
     assert NuTime.ssl_input == "series"
+
+
+def test_pretrained_multiscale_tag_is_probed_without_retraining_and_beats_raw_values():
+    from zoo_task_ssl_probe import task
+
+    tag = zoo.create("nutime.multiscale", pretrained=True)
+    before = {k: v.clone() for k, v in tag.state_dict().items()}
+    r = task.evaluate(tag, mode="multiscale", steps=5, seed=0, baselines=["raw"], init_probe=False)
+    assert all(torch.equal(before[k], v) for k, v in tag.state_dict().items())
+    assert "pretrain_steps" not in r.metrics or r.metrics["pretrain_steps"] == 0
+    assert r.metrics["linear_probe_acc"] > r.baselines["raw"]["linear_probe_acc"] + 0.2
