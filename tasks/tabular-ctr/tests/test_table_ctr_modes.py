@@ -144,6 +144,10 @@ def test_ctr_mode_runs_and_names_its_errors():
     model = PooledEmbeddingMLP(201, 1, dim=4, width=10)
     r = task.evaluate(model, mode="ctr", dataset="synthetic", epochs=1, baselines=[])
     assert {"auc", "gauc", "logloss", "params"} <= set(r.metrics) and r.n == 10000
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    again = task.evaluate(model, mode="ctr", dataset="synthetic", baselines=[], train_model=False)
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items()) and not again.config["trained"]
+    assert again.metrics["auc"] == pytest.approx(r.metrics["auc"], abs=1e-12)
     with pytest.raises(ValueError, match="n_items"):
         task.evaluate(PooledEmbeddingMLP(50, 1), mode="ctr", dataset="synthetic", baselines=[])
     with pytest.raises(ValueError, match="movielens"):

@@ -95,7 +95,8 @@ def fit_ctr_dims(model: nn.Module, d: CTRData, *, seed: int, rebuild: Callable[.
     if rebuild is not None:
         torch.manual_seed(seed)
         return rebuild(**want)
-    raise ValueError(f"{NAME}: ctr dataset {d.name!r} needs a model built with {want}; this one has {have}")
+    raise ValueError(f"{NAME}: ctr dataset {d.name!r} needs a model built with {want}; this one has {have} "
+                     "(a pretrained tag is scored on the data it was trained on; create the bare model to train one)")
 
 
 def build_ctr_baseline(name: str, dataset: str, *, params: int | None = None, seed: int = 0, dim: int = 16,
@@ -113,8 +114,10 @@ def build_ctr_baseline(name: str, dataset: str, *, params: int | None = None, se
     return build(w)
 
 
-def run_ctr(model: nn.Module, d: CTRData, *, seed: int, **train_kw: Any) -> dict[str, float]:
-    fit = train_ctr(model, d, seed=seed, **train_kw)
+def run_ctr(model: nn.Module, d: CTRData, *, seed: int, train: bool = True, **train_kw: Any) -> dict[str, float]:
+    """``train_ctr`` (unless ``train`` is False: a pretrained model is scored as it is), then ``score_ctr``."""
+    fit = train_ctr(model, d, seed=seed, **train_kw) if train else {"epochs": 0.0}
+    model.eval()
     return {**score_ctr(model, d), "params": float(count_params(model)), **fit}
 
 

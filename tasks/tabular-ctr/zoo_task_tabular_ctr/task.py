@@ -159,9 +159,9 @@ def evaluate(model: nn.Module, *, mode: str = "matrix", seed: int = 0, steps: in
     """Train (or fit) ``model`` on the mode's training part and score it and the baselines (default: all of the
     mode's) on the held-out part; see the module docstring. ``steps`` is the matrix mode's, ``dataset``, ``epochs``,
     ``patience`` (table) and ``numeric`` (table) the others'. ``out_dir``, ``budget_s`` are accepted for the Task
-    protocol and unused; ``rebuild`` builds a zoo model for the chosen dataset. Table mode: ``train_model=None``
-    trains unless zoo loaded pretrained weights (a tag such as ``mlp_plr.california_housing`` is scored as it is;
-    its dataset must be the one it was trained on)."""
+    protocol and unused; ``rebuild`` builds a zoo model for the chosen dataset. Table and ctr modes:
+    ``train_model=None`` trains unless zoo loaded pretrained weights (a tag such as ``mlp_plr.california_housing`` is
+    scored as it is; its dataset must be the one it was trained on)."""
     del out_dir, budget_s, progress
     if mode not in MODES:
         raise ValueError(f"{NAME}: mode={mode!r}; choose from {tuple(MODES)}")
@@ -181,6 +181,8 @@ def evaluate(model: nn.Module, *, mode: str = "matrix", seed: int = 0, steps: in
         raise ValueError(f"{NAME}: mode {mode!r} needs a model with input_kind = {mode!r} (its forward contract); "
                          f"{type(model).__name__} has {getattr(model, 'input_kind', None)!r}")
     dataset = dataset or DEFAULT_DATASET[mode]
+    if train_model is None:
+        train_model = not getattr(getattr(model, "zoo", None), "pretrained", False)
     t0 = time.perf_counter()
     if mode == "table":
         from . import table_mode as T
@@ -190,8 +192,6 @@ def evaluate(model: nn.Module, *, mode: str = "matrix", seed: int = 0, steps: in
         kw = {"epochs": epochs or T.EPOCHS, "batch": batch or T.BATCH, "lr": lr or T.LR,
               "weight_decay": T.WEIGHT_DECAY if weight_decay is None else weight_decay,
               "patience": patience or T.PATIENCE}
-        if train_model is None:
-            train_model = not getattr(getattr(model, "zoo", None), "pretrained", False)
         model = T.fit_dims(model, t, seed=seed, rebuild=rebuild if train_model else None)
         metrics = T.run_table(model, t, seed=seed, train=train_model, **kw)
         base = {b: T.run_table(T.build_table_baseline(b, dataset, params=count_params(model) or None, seed=seed,
@@ -205,14 +205,12 @@ def evaluate(model: nn.Module, *, mode: str = "matrix", seed: int = 0, steps: in
             raise ValueError(f"{NAME}: the ctr mode takes epochs=, batch=, lr=; not weight_decay/patience/numeric")
         d = ctr_data(dataset)
         kw = {"epochs": epochs or C.EPOCHS[dataset], "batch": batch or C.BATCH, "lr": lr or C.LR}
-        model = C.fit_ctr_dims(model, d, seed=seed, rebuild=rebuild)
-        metrics = C.run_ctr(model, d, seed=seed, **kw)
+        model = C.fit_ctr_dims(model, d, seed=seed, rebuild=rebuild if train_model else None)
+        metrics = C.run_ctr(model, d, seed=seed, train=train_model, **kw)
         base = {b: C.run_ctr(C.build_ctr_baseline(b, dataset, params=count_params(model), seed=seed), d, seed=seed,
                              **kw) for b in names}
         n = len(d.test.y)
-    config = {"mode": mode, "dataset": dataset, "seed": seed, **kw}
-    if mode == "table":
-        config["trained"] = bool(train_model)
+    config = {"mode": mode, "dataset": dataset, "seed": seed, **kw, "trained": bool(train_model)}
     return Result(task=NAME, metrics=metrics, baselines=base, n=n, seconds=time.perf_counter() - t0, config=config)
 
 
