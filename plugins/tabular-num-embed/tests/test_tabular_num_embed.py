@@ -107,3 +107,24 @@ def test_presets_and_errors():
         mlp_ple(bins="uniform")
     with pytest.raises(ValueError, match="strictly increasing"):
         PiecewiseLinearEncoding(1, 2).set_edges([np.array([0.0, 0.0, 1.0])])
+
+
+@pytest.mark.parametrize("name", ["mlp_plr", "mlp_ple"])
+def test_pretrained_california_tag_scores_its_card_without_training(name):
+    import json
+    from pathlib import Path
+
+    import zoo
+    import zoo_tabular_num_embed
+    from zoo_task_tabular_ctr import task
+
+    tag = zoo.create(f"{name}.california_housing", pretrained=True)
+    before = {k: v.clone() for k, v in tag.state_dict().items()}
+    r = task.evaluate(tag, mode="table", dataset="california_housing", baselines=[])
+    folder = Path(zoo_tabular_num_embed.__file__).parent / "weights" / f"{name}.california_housing"
+    card = json.loads((folder / "config.json").read_text())["metrics"]
+    assert r.config["trained"] is False and all(torch.equal(before[k], v) for k, v in tag.state_dict().items())
+    assert r.metrics["rmse"] == pytest.approx(card["test_rmse"], rel=1e-5)
+    assert card["test_rmse"] < card["mlp_test_rmse"]  # the shipped weights beat the plain MLP trained alongside
+    with pytest.raises(ValueError, match="pretrained tag"):
+        task.evaluate(tag, mode="table", dataset="diabetes", baselines=[])
