@@ -111,3 +111,21 @@ def test_presets_and_errors():
         din(activation="relu")
     with pytest.raises(ValueError, match="n_items"):
         DIN(n_items=1)
+
+
+def test_pretrained_movielens_tag_scores_its_card_without_training():
+    import json
+    from pathlib import Path
+
+    import zoo
+    import zoo_din
+    from zoo_task_tabular_ctr import task
+
+    tag = zoo.create("din.movielens", pretrained=True)
+    before = {k: v.clone() for k, v in tag.state_dict().items()}
+    r = task.evaluate(tag, mode="ctr", dataset="movielens", baselines=[])
+    card = json.loads((Path(zoo_din.__file__).parent / "weights" / "din.movielens" / "config.json").read_text())
+    assert r.config["trained"] is False and all(torch.equal(before[k], v) for k, v in tag.state_dict().items())
+    assert r.metrics["auc"] == pytest.approx(card["metrics"]["auc"], abs=1e-9) and r.metrics["auc"] > 0.7
+    with pytest.raises(ValueError, match="pretrained tag"):
+        task.evaluate(tag, mode="ctr", dataset="synthetic", baselines=[])

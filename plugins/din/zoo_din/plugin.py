@@ -1,7 +1,7 @@
 """zoo hooks for din: specs only (no torch import)."""
 from __future__ import annotations
 
-from zoo import ClaimSpec, ModelSpec, Paper, hookimpl
+from zoo import ClaimSpec, ModelSpec, Paper, WeightsSpec, hookimpl
 
 PAPER = Paper(title="Deep Interest Network for Click-Through Rate Prediction", year=2018, arxiv="1706.06978",
               url="https://arxiv.org/abs/1706.06978", code="https://github.com/zhougr1993/DeepInterestNetwork", catalog=78)
@@ -21,7 +21,16 @@ def zoo_models() -> list[ModelSpec]:
                   description="DIN: item embeddings (16-d on CPU, 64 with preset='paper'); local activation unit "
                               "MLP([e_h, e_a, e_h - e_a, e_h * e_a]) -> 36 Dice -> 1, unnormalised weights over the "
                               "history; MLP 200-80 Dice on [interest, ad, dense]; mini-batch aware L2 (lambda 0.01) "
-                              "via extra_loss; ctr mode: build with n_items, n_dense of the dataset"),
+                              "via extra_loss; ctr mode: build with n_items, n_dense of the dataset",
+                  weights={"movielens": WeightsSpec(
+                      repo="zoo-models/din-movielens",
+                      snapshot="zoo_din:weights/din.movielens",
+                      files={"config.json": "1d7faae6a5c30d8d35027b1a9aa1b62c4196c16315a8c9100296bdc6bf869a8f",
+                             "model.safetensors": "5a10b054f03eb86741cb218389ca460a261041497c2114084f0932f4626d6849"},
+                      recipe="zoo_din.train:movielens",
+                      description="din trained on tabular_ctr's MovieLens-100k click log (rating >= 4), seed 0 "
+                                  "(zoo_din.train:movielens: the task's ctr protocol, 2 epochs); item ids are "
+                                  "ctr_data('movielens')'s")}),
     ]
 
 
