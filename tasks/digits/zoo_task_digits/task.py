@@ -67,15 +67,18 @@ def _check_dataset(dataset: str) -> None:
 
 
 @functools.lru_cache(maxsize=2)  # parsed once per folder: decompressing 30 MB must not dominate a run
-def _fashion_mnist(directory: Path) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Fashion-MNIST's official split from the idx files in ``directory``, images area-downsampled to 8x8."""
+def fashion_mnist_raw(directory: Path | None = None) -> tuple[Any, Any, Any, Any]:
+    """Fashion-MNIST's official split as read from the idx files in ``directory`` (default ``FASHION_MNIST_DIR``):
+    ``(x_train (60000, 28, 28) uint8, y_train (60000,) int64, x_test (10000, 28, 28), y_test)`` numpy arrays,
+    shared by every task that reads the Debian package (callers must not modify them)."""
     import numpy as np
 
+    directory = FASHION_MNIST_DIR if directory is None else Path(directory)
     files = {f"{part}_{kind}": directory / f"{part}-{kind}-ubyte.gz"
              for part in ("train", "t10k") for kind in ("images-idx3", "labels-idx1")}
     missing = [str(f) for f in files.values() if not f.is_file()]
     if missing:
-        raise FileNotFoundError(f"{NAME}: Fashion-MNIST files not found ({', '.join(missing)}); install the Debian "
+        raise FileNotFoundError(f"Fashion-MNIST files not found ({', '.join(missing)}); install the Debian "
                                 f"package: `{FASHION_MNIST_INSTALL}` (or point ZOO_FASHION_MNIST_DIR at a folder "
                                 "holding the four *-ubyte.gz files)")
 
@@ -83,28 +86,45 @@ def _fashion_mnist(directory: Path) -> tuple[torch.Tensor, torch.Tensor, torch.T
         with gzip.open(files[name]) as f:
             return np.frombuffer(f.read(), np.uint8, offset=offset)  # offset: the idx header
 
-    def images(name: str) -> torch.Tensor:
-        x = torch.from_numpy(read(name, 16).copy()).view(-1, 1, 28, 28).float() / 255.0
-        return nn.functional.adaptive_avg_pool2d(x, IMG_SIZE)  # area average: 28 is not a multiple of 8
-
-    out = (images("train_images-idx3"), torch.from_numpy(read("train_labels-idx1", 8).astype(np.int64)),
-           images("t10k_images-idx3"), torch.from_numpy(read("t10k_labels-idx1", 8).astype(np.int64)))
+    out = (read("train_images-idx3", 16).reshape(-1, 28, 28), read("train_labels-idx1", 8).astype(np.int64),
+           read("t10k_images-idx3", 16).reshape(-1, 28, 28), read("t10k_labels-idx1", 8).astype(np.int64))
     if [len(t) for t in out] != [60_000, 60_000, 10_000, 10_000]:
-        raise ValueError(f"{NAME}: Fashion-MNIST files in {directory} hold {[len(t) for t in out]} images/labels, "
+        raise ValueError(f"Fashion-MNIST files in {directory} hold {[len(t) for t in out]} images/labels, "
                          f"expected 60,000 and 10,000; reinstall: `{FASHION_MNIST_INSTALL}`")
     return out
+
+
+@functools.lru_cache(maxsize=2)
+def _fashion_mnist(directory: Path) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Fashion-MNIST's official split, images in [0, 1] area-downsampled to 8x8."""
+    x_tr, y_tr, x_te, y_te = fashion_mnist_raw(directory)
+
+    def images(x: Any) -> torch.Tensor:
+        x = torch.from_numpy(x.copy()).view(-1, 1, 28, 28).float() / 255.0
+        return nn.functional.adaptive_avg_pool2d(x, IMG_SIZE)  # area average: 28 is not a multiple of 8
+
+    return images(x_tr), torch.from_numpy(y_tr), images(x_te), torch.from_numpy(y_te)
+
+
+def digits_split_indices() -> tuple[Any, Any]:
+    """The fixed stratified split of scikit-learn's 1,797 digits (``TEST_SIZE``, ``SPLIT_SEED``): train and test
+    indices into ``load_digits()``, shared by every task that uses this split."""
+    import numpy as np
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    y = load_digits().target
+    return train_test_split(np.arange(len(y)), test_size=TEST_SIZE, random_state=SPLIT_SEED, stratify=y)
 
 
 @functools.lru_cache(maxsize=1)
 def _digits() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
 
     d = load_digits()
     x = torch.tensor(d.images, dtype=torch.float32).unsqueeze(1) / 16.0
     y = torch.tensor(d.target, dtype=torch.long)
-    idx = torch.arange(len(y)).numpy()
-    tr, te = train_test_split(idx, test_size=TEST_SIZE, random_state=SPLIT_SEED, stratify=d.target)
+    tr, te = digits_split_indices()
     return x[tr], y[tr], x[te], y[te]
 
 

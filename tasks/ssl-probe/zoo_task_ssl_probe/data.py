@@ -16,9 +16,7 @@ part and a labeled test part. Every loader is deterministic (files read as shipp
 from __future__ import annotations
 
 import functools
-import gzip
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,10 +24,7 @@ import numpy as np
 import torch
 
 NAME = "ssl_probe"
-FASHION_MNIST_DIR = Path(os.environ.get("ZOO_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist"))
-FASHION_MNIST_INSTALL = "apt-get install -y dataset-fashion-mnist"
 FASHION_TRAIN = 10_000  # the fixed CPU-sized subset: the first 10,000 training images
-DIGITS_TEST_SIZE, DIGITS_SPLIT_SEED = 0.25, 0
 UCR_SETS = {"gunpoint": "GunPoint", "italy_power_demand": "ItalyPowerDemand", "arrow_head": "ArrowHead",
             "osuleaf": "OSULeaf"}
 UCR_INSTALL = "pip install sktime  (only its bundled .ts files are read)"
@@ -58,27 +53,18 @@ class Split:
 
 @functools.lru_cache(maxsize=1)
 def fashion_mnist() -> Split:
-    """Fashion-MNIST at 28x28: the first 10,000 training images (pretraining and probe training), the official test."""
-    files = {f"{part}_{kind}": FASHION_MNIST_DIR / f"{part}-{kind}-ubyte.gz"
-             for part in ("train", "t10k") for kind in ("images-idx3", "labels-idx1")}
-    missing = [str(f) for f in files.values() if not f.is_file()]
-    if missing:
-        raise FileNotFoundError(f"{NAME}: Fashion-MNIST files not found ({', '.join(missing)}); install the Debian "
-                                f"package: `{FASHION_MNIST_INSTALL}` (or point ZOO_FASHION_MNIST_DIR at a folder "
-                                "holding the four *-ubyte.gz files)")
+    """Fashion-MNIST at 28x28: the first 10,000 training images (pretraining and probe training), the official test
+    (read by ``zoo_task_digits``'s reader of the Debian package, ``$ZOO_FASHION_MNIST_DIR`` to point elsewhere)."""
+    from zoo_task_digits.task import fashion_mnist_raw
 
-    def read(name: str, offset: int) -> np.ndarray:
-        with gzip.open(files[name]) as f:
-            return np.frombuffer(f.read(), np.uint8, offset=offset)  # offset: the idx header
+    x_tr, y_tr, x_te, y_te = fashion_mnist_raw()
 
-    def images(name: str, n: int) -> torch.Tensor:
-        return torch.from_numpy(read(name, 16)[: n * 784].copy()).view(-1, 1, 28, 28).float() / 255.0
+    def images(x: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(x.copy()).view(-1, 1, 28, 28).float() / 255.0
 
-    x_tr = images("train_images-idx3", FASHION_TRAIN)
-    y_tr = torch.from_numpy(read("train_labels-idx1", 8)[:FASHION_TRAIN].astype(np.int64))
-    x_te = images("t10k_images-idx3", 10_000)
-    y_te = torch.from_numpy(read("t10k_labels-idx1", 8).astype(np.int64))
-    return Split(x_tr, x_tr, y_tr, x_te, y_te, "image",
+    x_tr = images(x_tr[:FASHION_TRAIN])
+    return Split(x_tr, x_tr, torch.from_numpy(y_tr[:FASHION_TRAIN].copy()), images(x_te), torch.from_numpy(y_te.copy()),
+                 "image",
                  f"Fashion-MNIST (Debian dataset-fashion-mnist) 28x28 in [0, 1]: the first {FASHION_TRAIN:,} training "
                  "images for pretraining and probe training, the official 10,000 test images for scoring")
 
@@ -87,13 +73,13 @@ def fashion_mnist() -> Split:
 def digits() -> Split:
     """scikit-learn digits, 8x8 in [0, 1], stratified 75/25 split (random_state 0)."""
     from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
+
+    from zoo_task_digits.task import digits_split_indices
 
     d = load_digits()
     x = torch.tensor(d.images, dtype=torch.float32).unsqueeze(1) / 16.0
     y = torch.tensor(d.target, dtype=torch.long)
-    tr, te = train_test_split(np.arange(len(y)), test_size=DIGITS_TEST_SIZE, random_state=DIGITS_SPLIT_SEED,
-                              stratify=d.target)
+    tr, te = digits_split_indices()  # the digits_classify task's split
     x_tr = x[tr]
     return Split(x_tr, x_tr, y[tr], x[te], y[te], "image",
                  "scikit-learn load_digits 8x8 scaled to [0, 1]; stratified split test_size=0.25, random_state=0 "
