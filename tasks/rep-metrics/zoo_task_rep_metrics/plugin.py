@@ -16,8 +16,10 @@ TASKS = [
         describe="zoo_task_rep_metrics.task:describe",
         description="activation sets with known relations for representation-metric tools: small MLP/CNN "
                     "classifiers trained on scikit-learn's digits with different seeds (cached as safetensors), "
-                    "their random-init twins and the raw pixels, all on the 450-image digits test split; and the "
-                    "shared statistics (linear/RBF CKA, debiased CKA, CCA/SVCCA, RDMs and RSA)",
+                    "their random-init twins and the raw pixels, all on the 450-image digits test split; planted "
+                    "shape x colour x position images with object masks and held-out (shape, colour) pairs, and a "
+                    "cached CNN with one head per concept; and the shared statistics (linear/RBF CKA, debiased CKA, "
+                    "CCA/SVCCA, RDMs and RSA)",
     ),
 ]
 
