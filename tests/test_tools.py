@@ -78,6 +78,10 @@ def test_bad_layers_and_bad_arrays_get_errors_that_name_the_requirement():
         analyze("fixture_cka", {"a": nan, "b": np.ones((5, 2))})
     with pytest.raises(ValueError, match="needs at least 3"):
         analyze("fixture_cka", {"a": np.ones((2, 2)), "b": np.ones((2, 2))})
+    two = ActivationSet({"a": np.zeros((3, 2)), "b": np.ones((3, 2))})
+    assert two.select() == ["a", "b"] and two.select(["b", "a"]) == ["b", "a"] and two.select("a") == ["a"]
+    with pytest.raises(ValueError, match=r"no layer \['c'\] in this ActivationSet \(it has \['a', 'b'\]\)"):
+        two.select(["a", "c"])
 
 
 def test_identical_representations_have_cka_one_and_the_result_is_plain_data(tmp_path):

@@ -78,6 +78,19 @@ class ActivationSet:
     def names(self) -> list[str]:
         return list(self.layers)
 
+    def select(self, layers: str | Sequence[str] | None = None) -> list[str]:
+        """The layer names a tool was asked for, in that order: every layer when None, one name, or a list; a name
+        this set does not hold raises a ValueError naming the ones it has.
+
+        >>> ActivationSet({"a": np.zeros((2, 1)), "b": np.ones((2, 1))}).select("b")
+        ['b']
+        """
+        wanted = self.names if layers is None else ([layers] if isinstance(layers, str) else list(layers))
+        missing = [n for n in wanted if n not in self.layers]
+        if missing:
+            raise ValueError(f"no layer {missing} in this ActivationSet (it has {self.names})")
+        return wanted
+
     def __getitem__(self, name: str) -> np.ndarray:
         if name not in self.layers:
             raise KeyError(f"no layer {name!r} in this ActivationSet; it has {', '.join(self.layers)}")

@@ -11,19 +11,10 @@ from zoo.figures import pyplot, save_figure
 from .capacity import DEFAULT_C, capacity, epsilon_estimate, pairwise_cosines
 
 
-def _layers(acts: Any, layers: Any) -> list[str]:
-    names = list(acts.names)
-    wanted = names if layers is None else ([layers] if isinstance(layers, str) else list(layers))
-    missing = [n for n in wanted if n not in names]
-    if missing:
-        raise ValueError(f"no layer {missing} in this ActivationSet (it has {names})")
-    return wanted
-
-
 def epsilon_tool(acts: Any, *, layers: Any = None, out_dir: str | None = None) -> dict[str, Any]:
     """Per layer: epsilon and the pairwise-cosine statistics of its N vectors (see ``capacity.epsilon_estimate``)."""
     out: dict[str, Any] = {"layers": {}}
-    for name in _layers(acts, layers):
+    for name in acts.select(layers):
         out["layers"][name] = epsilon_estimate(acts.matrix(name, min_samples=3))
     if out_dir is not None:
         out["artifacts"] = {"cosines": _plot(acts, list(out["layers"]), out["layers"],
@@ -35,7 +26,7 @@ def capacity_tool(acts: Any, *, layers: Any = None, c: float = DEFAULT_C, eps: f
     """Per layer: epsilon (measured, or ``eps`` when given) and the JL and k/d-adjusted capacities at the layer's d,
     with the dimension each formula says the layer's N vectors need."""
     out: dict[str, Any] = {"layers": {}}
-    for name in _layers(acts, layers):
+    for name in acts.select(layers):
         x = acts.matrix(name, min_samples=3)
         est = epsilon_estimate(x)
         e = float(eps) if eps is not None else min(est["eps"], 1.0)

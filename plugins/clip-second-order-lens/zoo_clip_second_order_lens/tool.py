@@ -14,15 +14,6 @@ from zoo.figures import pyplot, save_figure
 from .lens import _check_effects, lens_statistics, omp
 
 
-def _layers(acts: Any, layers: Any) -> list[str]:
-    names = list(acts.names)
-    wanted = names if layers is None else ([layers] if isinstance(layers, str) else list(layers))
-    missing = [n for n in wanted if n not in names]
-    if missing:
-        raise ValueError(f"no layer {missing} in this ActivationSet (it has {names})")
-    return wanted
-
-
 def lens_tool(acts: Any, *, layers: Any = None, energy: float = 0.9, texts: Any = None, words: Any = None,
               atoms: int = 5, describe: int = 5, out_dir: str | None = None) -> dict[str, Any]:
     """Per layer: each neuron's mean effect norm, selectivity (fraction of images carrying ``energy`` of its squared
@@ -43,7 +34,7 @@ def lens_tool(acts: Any, *, layers: Any = None, energy: float = 0.9, texts: Any 
         raise ValueError("words= names the rows of texts=; pass texts (K, D) too")
     out: dict[str, Any] = {"layers": {}}
     stats_by_layer = {}
-    for name in _layers(acts, layers):
+    for name in acts.select(layers):
         e = _check_effects(acts[name], f"layer {name!r}")
         if dic is not None and dic.shape[1] != e.shape[2]:
             raise ValueError(f"texts have D = {dic.shape[1]} but layer {name!r} effects have D = {e.shape[2]}: "

@@ -12,15 +12,6 @@ from zoo.figures import pyplot, save_figure
 from . import geometry as G
 
 
-def _layers(acts: Any, layers: Any) -> list[str]:
-    names = list(acts.names)
-    wanted = names if layers is None else ([layers] if isinstance(layers, str) else list(layers))
-    missing = [n for n in wanted if n not in names]
-    if missing:
-        raise ValueError(f"no layer {missing} in this ActivationSet (it has {names})")
-    return wanted
-
-
 def _sizes(sizes: Any) -> list[int]:
     if isinstance(sizes, str):
         sizes = [s for s in sizes.replace("x", ",").split(",") if s.strip()]
@@ -67,7 +58,7 @@ def factorization_tool(acts: Any, *, layers: Any = None, concepts: Any = None, s
     c = concept_matrix(acts, concepts, sizes)
     out: dict[str, Any] = {"layers": {}}
     spectra = {}
-    for name in _layers(acts, layers):
+    for name in acts.select(layers):
         x = acts.matrix(name, min_samples=4)
         res = G.analyse(x, c)
         out["layers"][name] = res

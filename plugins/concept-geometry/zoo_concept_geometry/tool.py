@@ -21,15 +21,6 @@ from .geometry import (
 )
 
 
-def _layers(acts: Any, layers: Any) -> list[str]:
-    names = list(acts.names)
-    wanted = names if layers is None else ([layers] if isinstance(layers, str) else list(layers))
-    missing = [n for n in wanted if n not in names]
-    if missing:
-        raise ValueError(f"no layer {missing} in this ActivationSet (it has {names})")
-    return wanted
-
-
 def discover_quads(points: np.ndarray, n_relations: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """The paper's crystal search, small: cluster the edge vectors b - a of every pair a < b (K-means on the
     edges), and pair up edges of the same cluster into quadruples a:b::c:d (disjoint pairs only)."""
@@ -67,7 +58,7 @@ def crystals_tool(acts: Any, *, quads: Any = None, relations: Any = None, fit: A
     """
     out: dict[str, Any] = {"layers": {}}
     hists = {}
-    for name in _layers(acts, layers):
+    for name in acts.select(layers):
         x = acts.matrix(name, min_samples=4)
         if quads is None:
             if acts.labels is not None:
@@ -125,7 +116,7 @@ def lobes_tool(acts: Any, *, cooccurrence: Any = None, n_clusters: int = 8, n_sh
     shuffled positions. With ``cooccurrence`` (F, F) the layer is an SAE decoder (F, D); without it the layer is
     activations (N, D) or (N, T, D), an SAE is trained on them, and each input is a co-occurrence window."""
     out: dict[str, Any] = {"layers": {}}
-    for name in _layers(acts, layers):
+    for name in acts.select(layers):
         if cooccurrence is not None:
             dec, cooc, f_all = acts.matrix(name, min_samples=3), np.asarray(cooccurrence, dtype=np.float64), None
         else:
@@ -156,7 +147,7 @@ def galaxy_tool(acts: Any, *, sae: bool = False, n_features: int = 256, l1: floa
     layer has the steepest slope."""
     out: dict[str, Any] = {"layers": {}}
     spectra = {}
-    for name in _layers(acts, layers):
+    for name in acts.select(layers):
         if sae:
             x = _raw(acts, name)
             pts, _ = _sae_universe(x, n_features=n_features, l1=l1, steps=steps, seed=seed)

@@ -14,15 +14,6 @@ from zoo.figures import pyplot, save_figure
 from .similarity import spec_similarity
 
 
-def _layers(acts: Any, layers: Any) -> list[str]:
-    names = list(acts.names)
-    wanted = names if layers is None else ([layers] if isinstance(layers, str) else list(layers))
-    missing = [n for n in wanted if n not in names]
-    if missing:
-        raise ValueError(f"no layer {missing} in this ActivationSet (it has {names})")
-    return wanted
-
-
 def _spec(acts: Any, spec: Any) -> np.ndarray | None:
     if spec is None:
         spec = acts.concepts.get("spec")
@@ -51,7 +42,7 @@ def similarity_tool(acts: Any, *, layers: Any = None, spec: Any = None, center: 
     if len(np.unique(labels)) < 2 and s is None:
         raise ValueError("task-vector-similarity needs at least two tasks (distinct labels) or a spec")
     out: dict[str, Any] = {"layers": {}}
-    for name in _layers(acts, layers):
+    for name in acts.select(layers):
         x = acts.matrix(name, min_samples=2, pool=pool, needs_labels=True)
         out["layers"][name] = spec_similarity(x, labels, s, center=bool(center))
     if out_dir is not None:

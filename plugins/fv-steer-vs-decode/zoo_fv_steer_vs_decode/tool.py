@@ -18,14 +18,6 @@ from zoo.figures import pyplot, save_figure
 MIN_SAMPLES = 10
 
 
-def _layers(acts: Any, layers: Any) -> list[str]:
-    names = list(acts.names)
-    wanted = names if layers is None else ([layers] if isinstance(layers, str) else list(layers))
-    missing = [n for n in wanted if n not in names]
-    if missing:
-        raise ValueError(f"no layer {missing} in this ActivationSet (it has {names})")
-    return wanted
-
 
 def _int_labels(labels: Any) -> np.ndarray:
     y = np.asarray(labels)
@@ -92,7 +84,7 @@ def steer_decode_tool(acts: Any, *, layers: Any = None, unembed: Any = None, une
     dt = DECODE_THRESHOLD if decode_threshold is None else float(decode_threshold)
     if not 0.0 < float(test_frac) < 1.0:
         raise ValueError(f"test_frac must be in (0, 1), got {test_frac}")
-    names = _layers(acts, layers)
+    names = acts.select(layers)
     if acts.labels is None:
         raise ValueError("steer-decode needs labels (the answer of each input): pass labels= to zoo.analyze")
     y = _int_labels(acts.labels)

@@ -14,15 +14,6 @@ from zoo.figures import pyplot, save_figure
 from . import iw
 
 
-def _layers(acts: Any, layers: Any) -> list[str]:
-    names = list(acts.names)
-    wanted = names if layers is None else ([layers] if isinstance(layers, str) else list(layers))
-    missing = [n for n in wanted if n not in names]
-    if missing:
-        raise ValueError(f"no layer {missing} in this ActivationSet (it has {names})")
-    return wanted
-
-
 def _labels(acts: Any, factors: Any, n_objects: int | None) -> tuple[np.ndarray, np.ndarray] | None:
     if factors is not None:
         names = [factors] if isinstance(factors, str) else list(factors)
@@ -53,7 +44,7 @@ def ideal_words_tool(acts: Any, *, layers: Any = None, factors: Any = None, n_ob
     out: dict[str, Any] = {"layers": {}}
     labels = _labels(acts, factors, n_objects)
     tables = {}
-    for name in _layers(acts, layers):
+    for name in acts.select(layers):
         raw = acts[name]
         if labels is None:
             if raw.ndim != 3:

@@ -16,14 +16,6 @@ DEFAULT_TOL = 0.3
 MAX_FEATURES = 4096
 
 
-def _layers(acts: Any, layers: Any) -> list[str]:
-    names = list(acts.names)
-    wanted = names if layers is None else ([layers] if isinstance(layers, str) else list(layers))
-    missing = [n for n in wanted if n not in names]
-    if missing:
-        raise ValueError(f"no layer {missing} in this ActivationSet (it has {names})")
-    return wanted
-
 
 def feature_merging_tool(acts: Any, *, layers: Any = None, tol: float = DEFAULT_TOL, tols: Any = None,
                          out_dir: str | None = None) -> dict[str, Any]:
@@ -31,7 +23,7 @@ def feature_merging_tool(acts: Any, *, layers: Any = None, tol: float = DEFAULT_
     grid = sorted({float(t) for t in (DEFAULT_TOLS if tols is None else
                                       ([tols] if isinstance(tols, (int, float, str)) else tols))} | {float(tol)})
     out: dict[str, Any] = {"layers": {}}
-    for name in _layers(acts, layers):
+    for name in acts.select(layers):
         x = acts.matrix(name, min_samples=1).T  # features x samples
         if x.shape[0] > MAX_FEATURES:
             raise ValueError(f"layer {name!r} has {x.shape[0]} features; this tool merges at most {MAX_FEATURES} "

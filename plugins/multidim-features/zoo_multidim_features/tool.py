@@ -13,21 +13,12 @@ from zoo.figures import pyplot, save_figure
 from .circle import circle_fit, cluster_directions, mixture_index, separability_index, shuffled_circularity
 
 
-def _layers(acts: Any, layers: Any) -> list[str]:
-    names = list(acts.names)
-    wanted = names if layers is None else ([layers] if isinstance(layers, str) else list(layers))
-    missing = [n for n in wanted if n not in names]
-    if missing:
-        raise ValueError(f"no layer {missing} in this ActivationSet (it has {names})")
-    return wanted
-
-
 def circle_tool(acts: Any, *, layers: Any = None, period: int | None = None, seed: int = 0,
                 out_dir: str | None = None) -> dict[str, Any]:
     """Per layer: the circle fit of the class means (see ``circle.circle_fit``) and the permuted-label null."""
     out: dict[str, Any] = {"layers": {}}
     fits = {}
-    for name in _layers(acts, layers):
+    for name in acts.select(layers):
         x = acts.matrix(name, min_samples=3, needs_labels=True)
         fit = circle_fit(x, acts.labels, period)
         fits[name] = fit
@@ -42,7 +33,7 @@ def irreducibility_tool(acts: Any, *, layers: Any = None, eps: float = 0.1, bins
     """Per layer: separability and epsilon-mixture indices of the top-2 PCA projection (class means' plane when the
     set has labels)."""
     out: dict[str, Any] = {"layers": {}}
-    for name in _layers(acts, layers):
+    for name in acts.select(layers):
         x = acts.matrix(name, min_samples=10)
         if x.shape[1] < 2:
             raise ValueError(f"layer {name!r} has D = 1: irreducibility is measured on a 2-D projection (D >= 2)")
@@ -63,7 +54,7 @@ def clusters_tool(acts: Any, *, n_clusters: int, layers: Any = None, seed: int =
     """Per layer (read as N dictionary directions, e.g. an SAE decoder's rows): spectral clusters by |cosine|, with
     each cluster's size and the effective dimension (participation ratio) of its directions."""
     out: dict[str, Any] = {"layers": {}}
-    for name in _layers(acts, layers):
+    for name in acts.select(layers):
         w = acts.matrix(name, min_samples=2)
         lab = cluster_directions(w, n_clusters, seed=seed)
         dims = []

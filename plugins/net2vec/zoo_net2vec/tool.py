@@ -16,15 +16,6 @@ from zoo.figures import pyplot, save_figure
 from .net2vec import DEFAULT_LR, DEFAULT_STEPS, TOP_KS, concept_masks, net2vec
 
 
-def _layers(acts: Any, layers: Any) -> list[str]:
-    names = list(acts.names)
-    wanted = names if layers is None else ([layers] if isinstance(layers, str) else list(layers))
-    missing = [n for n in wanted if n not in names]
-    if missing:
-        raise ValueError(f"no layer {missing} in this ActivationSet (it has {names})")
-    return wanted
-
-
 def _maps(x: np.ndarray, channels: int | None, name: str) -> np.ndarray:
     if channels is None:
         return x
@@ -59,7 +50,7 @@ def net2vec_tool(acts: Any, *, layers: Any = None, channels: int | None = None, 
         if m.ndim == 3:
             m = concept_masks(m, y.argmax(1), y.shape[1])
     out: dict[str, Any] = {"concepts": y.shape[1], "layers": {}}
-    for name in _layers(acts, layers):
+    for name in acts.select(layers):
         x = _maps(acts.matrix(name, min_samples=4), channels, name)
         if m is not None and x.ndim != 4:
             raise ValueError(f"segmentation masks need maps: pass channels=K so layer {name!r} is read as (N, K, h, w)")

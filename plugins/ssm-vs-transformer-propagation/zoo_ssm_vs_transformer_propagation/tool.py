@@ -13,15 +13,6 @@ from zoo.figures import pyplot, save_figure
 from .propagation import cka_matrix, profile, token_homogenization
 
 
-def _layers(acts: Any, layers: Any) -> list[str]:
-    names = list(acts.names)
-    wanted = names if layers is None else ([layers] if isinstance(layers, str) else list(layers))
-    missing = [n for n in wanted if n not in names]
-    if missing:
-        raise ValueError(f"no layer {missing} in this ActivationSet (it has {names})")
-    return wanted
-
-
 def _checked(acts: Any, name: str, *, tokens: bool) -> np.ndarray:
     x = acts[name]
     if tokens and x.ndim != 3:
@@ -38,7 +29,7 @@ def _checked(acts: Any, name: str, *, tokens: bool) -> np.ndarray:
 def homogenization_tool(acts: Any, *, layers: Any = None, out_dir: str | None = None) -> dict[str, Any]:
     """Per layer: the mean pairwise cosine between distinct tokens of a sequence, averaged over sequences; with two
     or more layers, the depth profile (early/deep means, peak depth, regain)."""
-    names = _layers(acts, layers)
+    names = acts.select(layers)
     hom = {n: token_homogenization(_checked(acts, n, tokens=True)) for n in names}
     out: dict[str, Any] = {"layers": {n: {"homogenization": v} for n, v in hom.items()}, "order": names}
     if len(names) >= 2:
@@ -58,7 +49,7 @@ def cka_tool(acts: Any, *, layers: Any = None, max_rows: int = 2000, seed: int =
              out_dir: str | None = None) -> dict[str, Any]:
     """Linear CKA between every pair of layers (tokens as samples when the layers keep them; a seeded subsample of
     at most ``max_rows`` rows). Put two models' layers in one set (distinct names) for the across-model block."""
-    names = _layers(acts, layers)
+    names = acts.select(layers)
     if int(max_rows) < 2:
         raise ValueError(f"max_rows must be >= 2, got {max_rows}")
     mats = {n: _checked(acts, n, tokens=False) for n in names}
