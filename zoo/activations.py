@@ -140,6 +140,32 @@ class ActivationSet:
         return cls(layers, labels, concepts, {"source": "arrays"})
 
 
+def check_matrix(x: Any, what: str = "X", *, min_samples: int = 2, vector: bool = True) -> np.ndarray:
+    """``x`` (an array or a tensor) as a finite (N, D) float64 array with N >= ``min_samples``, else a ValueError
+    naming the requirement; a 1-D array is N inputs of one feature unless ``vector`` is False. The check every tool's
+    statistic starts from.
+
+    >>> check_matrix([[0.0, 1.0], [2.0, 3.0]]).shape
+    (2, 2)
+    """
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    arr = np.asarray(x)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{what} holds {arr.dtype} values; representations must be numeric (N, D) arrays")
+    if arr.ndim == 1 and vector:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(f"{what} has shape {arr.shape}; expected an (N, D) matrix (rows: inputs, columns: features)")
+    if arr.shape[1] < 1:
+        raise ValueError(f"{what} has shape {arr.shape}: at least one feature is needed")
+    if arr.shape[0] < min_samples:
+        raise ValueError(f"{what} has {arr.shape[0]} samples; this statistic needs at least {min_samples}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{what} holds {int((~np.isfinite(arr)).sum())} NaN/inf values; drop those inputs first")
+    return arr.astype(np.float64)
+
+
 def _as_array(value: Any, what: str) -> np.ndarray:
     if hasattr(value, "detach"):  # a torch tensor, on any device
         value = value.detach().float().cpu().numpy()

@@ -26,17 +26,12 @@ from typing import Any
 import numpy as np
 from scipy.special import digamma, gammaln
 
+from zoo.activations import check_matrix
+
 
 def check_points(x: Any, what: str = "points", *, min_rows: int = 2) -> np.ndarray:
     """``x`` as a finite (n, D) float64 array with at least ``min_rows`` rows, or a ValueError naming the problem."""
-    a = np.asarray(x, dtype=np.float64)
-    if a.ndim != 2:
-        raise ValueError(f"{what} must be a 2-D (n, D) array; got shape {a.shape}")
-    if a.shape[0] < min_rows:
-        raise ValueError(f"{what} has {a.shape[0]} rows; this measurement needs at least {min_rows}")
-    if not np.isfinite(a).all():
-        raise ValueError(f"{what} holds {int((~np.isfinite(a)).sum())} NaN/inf values; drop or fix them first")
-    return a
+    return check_matrix(x, what, min_samples=min_rows, vector=False)
 
 
 def check_quads(quads: Any, n: int) -> np.ndarray:

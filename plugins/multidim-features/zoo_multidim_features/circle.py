@@ -26,16 +26,11 @@ from typing import Any
 
 import numpy as np
 
+from zoo.activations import check_matrix
+
 
 def _check_points(x: Any, what: str = "x", min_rows: int = 3) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 2:
-        raise ValueError(f"{what} must be an (N, D) array, got shape {x.shape}")
-    if x.shape[0] < min_rows:
-        raise ValueError(f"{what} has {x.shape[0]} rows; at least {min_rows} are needed")
-    if not np.isfinite(x).all():
-        raise ValueError(f"{what} holds NaN/inf values")
-    return x
+    return check_matrix(x, what, min_samples=min_rows, vector=False)
 
 
 def class_means(x: Any, labels: Any, period: int | None = None) -> tuple[np.ndarray, int]:

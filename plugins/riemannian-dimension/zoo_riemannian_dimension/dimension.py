@@ -33,18 +33,13 @@ from typing import Any
 
 import numpy as np
 
+from zoo.activations import check_matrix
+
 FORMS = ("ridge", "hard")
 
 
 def _check_matrix(x: Any, what: str, min_samples: int = 2) -> np.ndarray:
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.ndim != 2:
-        raise ValueError(f"{what} has shape {arr.shape}; features are an (N, D) matrix")
-    if arr.shape[0] < min_samples:
-        raise ValueError(f"{what} has {arr.shape[0]} samples; the spectrum needs at least {min_samples}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{what} holds NaN/inf values; drop those inputs before measuring")
-    return arr
+    return check_matrix(x, what, min_samples=min_samples, vector=False)
 
 
 def spectrum(h: Any, *, center: bool = True) -> np.ndarray:

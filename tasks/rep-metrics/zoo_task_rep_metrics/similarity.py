@@ -24,29 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from zoo.activations import check_matrix
+
 __all__ = ["linear_cka", "rbf_cka", "cca_similarity", "rdm", "rsa", "check_pair", "check_matrix"]
 
 _EPS = 1e-12
-
-
-def check_matrix(x: Any, what: str = "X", *, min_samples: int = 2) -> np.ndarray:
-    """``x`` as a finite (N, D) float64 array with N >= ``min_samples``; else a ValueError naming the requirement."""
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
-    arr = np.asarray(x)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise ValueError(f"{what} holds {arr.dtype} values; representations must be numeric (N, D) arrays")
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise ValueError(f"{what} has shape {arr.shape}; expected an (N, D) matrix (rows: inputs, columns: features)")
-    if arr.shape[1] < 1:
-        raise ValueError(f"{what} has shape {arr.shape}: at least one feature is needed")
-    if arr.shape[0] < min_samples:
-        raise ValueError(f"{what} has {arr.shape[0]} samples; this statistic needs at least {min_samples}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{what} holds {int((~np.isfinite(arr)).sum())} NaN/inf values; drop those inputs first")
-    return arr.astype(np.float64)
 
 
 def check_pair(x: Any, y: Any, *, min_samples: int = 2) -> tuple[np.ndarray, np.ndarray]:
