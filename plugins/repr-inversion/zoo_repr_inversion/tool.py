@@ -50,11 +50,7 @@ def inversion_tool(acts: Any, *, images: Any = None, target: str | None = None, 
                    peak: float | None = None, out_dir: str | None = None) -> dict[str, Any]:
     """Held-out reconstruction ``mse``, ``psnr`` (dB) and ``nmse`` (mse / mean-image mse) per layer."""
     x = _images(acts, images, target, probe_seed)
-    names = list(acts.names) if layers is None else ([layers] if isinstance(layers, str) else list(layers))
-    missing = [n for n in names if n not in acts.names]
-    if missing:
-        raise ValueError(f"no layer {missing} in this ActivationSet (it has {acts.names})")
-    names = [n for n in names if n != target]
+    names = [n for n in acts.select(layers) if n != target]
     if not names:
         raise ValueError("no layer left to invert (the target is the only layer)")
     idx = split(len(x), test_fraction, seed)
