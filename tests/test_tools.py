@@ -129,3 +129,12 @@ def test_the_conformance_kit_imports_every_tool_a_plugin_registers(monkeypatch):
     # before: check_plugin never looked at tools, and refused a plugin that registers only tools ("registers nothing")
     with pytest.raises(testing.ConformanceError, match="tool fixture_cka: importing zoo_fixture.no_such_module:cka"):
         testing.check_plugin(plugin, hub=False)
+
+
+def test_zoo_activations_is_callable_even_when_the_module_was_imported_first():
+    # importing the submodule first (as tool plugins do) binds zoo.activations to the MODULE; it must still work
+    code = ("from zoo.activations import check_matrix\nimport torch, zoo\n"
+            "acts = zoo.activations(torch.nn.Linear(3, 2), torch.rand(4, 3))\nprint(acts.names)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "['output']"

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import sys
+import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -422,3 +424,15 @@ def _is_module(obj: Any) -> bool:
     except ImportError:  # pragma: no cover - zoo-core needs torch for models anyway
         return False
     return isinstance(obj, torch.nn.Module)
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as ``activations``: ``zoo.activations`` is the function of that name (lazy, see
+    ``zoo/__init__.py``), but Python sets the package attribute to the MODULE whenever ``zoo.activations`` is first
+    imported by a ``from zoo.activations import ...`` statement; either way ``zoo.activations(model, x, ...)`` works."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ActivationSet:
+        return activations(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
