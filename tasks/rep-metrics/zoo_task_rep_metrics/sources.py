@@ -12,8 +12,6 @@ by kind, seed, steps and ``VERSION`` (bump it when the recipe changes), so a cla
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -92,18 +90,13 @@ def _cache_path(kind: str, seed: int, steps: int) -> Path:
 
 
 def _save_atomic(state: dict[str, torch.Tensor], path: Path) -> None:
-    """Write to a temporary file in the same folder, then rename: a reader never sees half a file."""
+    """Write through a temporary file and a rename (``zoo.fileio.atomic_path``): a reader never sees half a file."""
     from safetensors.torch import save_file
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        save_file({k: v.detach().contiguous().cpu() for k, v in state.items()}, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    from zoo.fileio import atomic_path
+
+    with atomic_path(path) as tmp:
+        save_file({k: v.detach().contiguous().cpu() for k, v in state.items()}, str(tmp))
 
 
 def train(kind: str, seed: int, steps: int = DEFAULT_STEPS) -> nn.Module:
